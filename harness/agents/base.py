@@ -1,0 +1,74 @@
+"""The agent contract: what every agent receives and what it returns (DESIGN section 4)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from harness.scenarios import Scenario
+
+AgentStatus = Literal["completed", "failed", "timeout", "budget_exceeded", "error"]
+
+
+@dataclass
+class Budgets:
+    """Limits on one run. ``None`` means no limit."""
+
+    max_turns: int = 50
+    max_output_tokens_per_call: int = 4096
+    max_total_tokens: int | None = None
+    max_cost_usd: float | None = None
+    timeout_s: float = 3600.0
+
+
+@dataclass
+class AgentContext:
+    """What an agent gets for one run."""
+
+    scenario: Scenario
+    prompt: str  # the tier prompt text
+    workspace: Path
+    budgets: Budgets = field(default_factory=Budgets)
+    system_prompt: str | None = None  # the specialist's system prompt, if any
+    model: str | None = None
+    deadline: float | None = None  # time.monotonic() value at which the run must stop
+    repeat_index: int = 0  # iteration number; part of the response cache key
+    use_cache: bool = True
+    options: dict[str, Any] = field(default_factory=dict)  # agent-specific (base_url, ...)
+
+    def remaining_s(self) -> float:
+        if self.deadline is None:
+            return self.budgets.timeout_s
+        return max(0.0, self.deadline - time.monotonic())
+
+
+@dataclass
+class AgentResult:
+    """What an agent did. Telemetry fields are real measurements or zero/None, never guesses."""
+
+    status: AgentStatus = "completed"
+    final_answer: str = ""
+    error: str | None = None
+    model: str | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float | None = 0.0  # None when any call's price was unknown
+    tool_calls: int = 0
+    turns: int = 0
+    latencies_ms: list[float] = field(default_factory=list)
+    transcript: list[dict[str, Any]] = field(default_factory=list)
+    questions: list[dict[str, str]] = field(default_factory=list)  # ask_user log
+
+
+class Agent(Protocol):
+    """An agent runs in a workspace until it answers or a budget ends."""
+
+    name: str
+    model: str | None
+
+    def run(self, ctx: AgentContext) -> AgentResult: ...

@@ -1,0 +1,1 @@
+"""Command-line interfaces. Thin: they parse arguments and call the library."""

@@ -1,0 +1,58 @@
+"""``bench``: run scenario benchmarks and look at stored results.
+
+``bench SUITE SCENARIO [options]`` runs a scenario; the other words (``bench list``,
+``bench batches``, ...) are subcommands. Each subcommand lives in its own module under
+``harness/cli/`` and is attached here.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+# Modules that each define a click command or group named in the tuple.
+_COMMAND_MODULES = (
+    ("harness.cli.run_cmd", "run"),
+    ("harness.cli.browse_cmd", "list_cmd"),
+    ("harness.cli.results_cmd", "batches"),
+    ("harness.cli.results_cmd", "batch"),
+    ("harness.cli.results_cmd", "history"),
+    ("harness.cli.results_cmd", "sync"),
+    ("harness.cli.prices_cmd", "prices"),
+)
+
+
+class DefaultRunGroup(click.Group):
+    """A group whose first argument, when it is not a subcommand, starts ``run``."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and not args[0].startswith("-") and args[0] not in self.commands:
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=DefaultRunGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="zebench")
+def main() -> None:
+    """Benchmark coding agents on scenario fixtures and store scored results.
+
+    \b
+    Examples:
+      bench list
+      bench py-bugs slugify-unicode --tier L1 --agent oracle
+      bench py-bugs slugify-unicode --tier L1 --agent anthropic --iterations 3
+      bench batch BATCH_ID
+    """
+
+
+for _module, _attr in _COMMAND_MODULES:
+    try:
+        _mod = importlib.import_module(_module)
+    except ModuleNotFoundError as _exc:
+        if _exc.name != _module:
+            raise
+        continue
+    _cmd = getattr(_mod, _attr, None)
+    if _cmd is not None:
+        main.add_command(_cmd)

@@ -1,0 +1,1 @@
+"""The provider layer: one way to call Anthropic, OpenAI, OpenRouter and OpenAI-compatible servers."""

@@ -1,0 +1,90 @@
+"""Provider-neutral chat types shared by agents, the judge, enrichment and dataset benchmarks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass
+class ToolSpec:
+    """A tool offered to the model. ``parameters`` is a full JSON Schema object, never emptied."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass
+class ToolCall:
+    id: str
+    name: str
+    arguments: dict[str, Any] | None  # None when the model's arguments were not valid JSON
+    raw_arguments: str = ""
+
+
+@dataclass
+class Message:
+    """One conversation message.
+
+    assistant messages may carry ``tool_calls``; a ``tool`` message answers one call by
+    ``tool_call_id`` (``is_error`` marks a failed tool).
+    """
+
+    role: Role
+    content: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str | None = None
+    is_error: bool = False
+
+
+@dataclass
+class ChatRequest:
+    messages: list[Message]
+    model: str
+    system: str | None = None
+    tools: list[ToolSpec] = field(default_factory=list)
+    max_tokens: int = 4096
+    temperature: float | None = 0.0
+    timeout_s: float = 120.0
+
+
+@dataclass
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+
+@dataclass
+class ChatResponse:
+    text: str
+    tool_calls: list[ToolCall]
+    usage: Usage
+    model: str
+    stop_reason: str | None
+    latency_ms: float
+    cost_usd: float | None  # None when the model has no price in the table
+    cached: bool = False  # served from the disk cache (no new spend)
+
+
+class ProviderError(RuntimeError):
+    """A model call failed after retries, or could not be made (e.g. missing credentials)."""
+
+
+class MissingCredentialsError(ProviderError):
+    def __init__(self, env_var: str, provider: str) -> None:
+        super().__init__(f"{provider}: no credentials; set the environment variable {env_var}")
+        self.env_var = env_var
+        self.provider = provider
