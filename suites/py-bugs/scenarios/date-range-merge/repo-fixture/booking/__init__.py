@@ -1,0 +1,3 @@
+from booking.ranges import DateRange, free_ranges, merge_ranges
+
+__all__ = ["DateRange", "free_ranges", "merge_ranges"]
