@@ -1,0 +1,63 @@
+"""Small scenario suites built in a temporary directory for the harness tests."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+DEFAULT_YAML = """\
+id: add-one
+title: Make add_one add one
+timeout_minutes: 5
+validation:
+  commands:
+    test: "python -m pytest -q -p no:cacheprovider"
+"""
+
+BUGGY = "def add_one(x):\n    return x + 2\n"
+FIXED = "def add_one(x):\n    return x + 1\n"
+TEST = "from calc import add_one\n\n\ndef test_add_one():\n    assert add_one(1) == 2\n"
+
+
+def write_tree(root: Path, files: dict[str, str | bytes]) -> None:
+    for rel, content in files.items():
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            target.write_bytes(content)
+        else:
+            target.write_text(content)
+
+
+def make_scenario(
+    suites_dir: Path,
+    suite: str = "demo",
+    name: str = "add-one",
+    yaml_text: str | None = DEFAULT_YAML,
+    fixture: dict[str, str | bytes] | None = None,
+    prompts: dict[str, str] | None = None,
+    solution: dict[str, str | bytes] | None = None,
+    hidden: dict[str, str | bytes] | None = None,
+    fixture_dir: str = "repo-fixture",
+    extra: dict[str, str | bytes] | None = None,
+) -> Path:
+    """Create ``suites_dir/suite/scenarios/name`` with a Python fixture whose test fails until
+    the solution is applied. Returns the scenario directory."""
+    scen = suites_dir / suite / "scenarios" / name
+    scen.mkdir(parents=True, exist_ok=True)
+    if yaml_text is not None:
+        (scen / "scenario.yaml").write_text(textwrap.dedent(yaml_text))
+    write_tree(scen / fixture_dir, fixture if fixture is not None else {"calc.py": BUGGY, "test_calc.py": TEST})
+    if solution is not False:
+        write_tree(scen / "solution", solution if solution is not None else {"calc.py": FIXED})
+    if hidden:
+        write_tree(scen / "hidden-tests", hidden)
+    if extra:
+        write_tree(scen, extra)
+    prompt_dir = suites_dir / suite / "prompts" / name
+    write_tree(prompt_dir, prompts if prompts is not None else {
+        "L0-minimal.md": "Fix calc.",
+        "L1-basic.md": "add_one(1) should be 2; fix calc.py.",
+        "L2-directed.md": "In calc.py, add_one adds 2 instead of 1. Fix it and run pytest.",
+    })
+    return scen
