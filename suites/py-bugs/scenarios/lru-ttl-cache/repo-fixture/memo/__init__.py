@@ -1,0 +1,3 @@
+from memo.cache import TTLCache, memoize
+
+__all__ = ["TTLCache", "memoize"]
