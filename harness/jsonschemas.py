@@ -1,0 +1,80 @@
+"""The package's JSON Schemas (``harness/schemas/*.schema.json``) and validation against them.
+
+Errors are reported with the path of the offending field in the document, written the way a
+person reads it (``persona.purpose``, ``documentation[2].url``), so a message can name both the
+file and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Iterable
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+from referencing import Registry, Resource
+
+_SCHEMA_FILES = ("template", "snapshot")
+
+
+@dataclass(frozen=True)
+class SchemaIssue:
+    """One schema violation: where (``field``, "" for the document root) and what."""
+
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.field or '(top level)'}: {self.message}"
+
+
+@lru_cache(maxsize=None)
+def load_schema(name: str) -> dict[str, Any]:
+    """The schema ``harness/schemas/<name>.schema.json`` as a dict."""
+    text = resources.files("harness").joinpath("schemas", f"{name}.schema.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+@lru_cache(maxsize=None)
+def _validator(name: str) -> Draft202012Validator:
+    registry: Registry = Registry()
+    for other in _SCHEMA_FILES:
+        schema = load_schema(other)
+        registry = registry.with_resource(schema["$id"], Resource.from_contents(schema))
+    return Draft202012Validator(load_schema(name), registry=registry)
+
+
+def field_path(parts: Iterable[Any]) -> str:
+    """``["documentation", 2, "url"]`` -> ``documentation[2].url``."""
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _describe(error: ValidationError) -> SchemaIssue:
+    path = list(error.absolute_path)
+    if error.validator == "required":
+        # Name the missing field itself: "persona" rather than "(top level)".
+        missing = error.message.split("'")[1] if "'" in error.message else ""
+        return SchemaIssue(field_path([*path, missing]) if missing else field_path(path), "is required")
+    if error.validator == "additionalProperties" and not error.schema.get("x-error"):
+        return SchemaIssue(field_path(path), error.message.replace("Additional properties", "unknown key(s)"))
+    # x-error is a schema's own wording for the rule it states with these keywords.
+    custom = error.schema.get("x-error") if isinstance(error.schema, dict) else None
+    if custom and error.validator in ("oneOf", "anyOf", "pattern", "additionalProperties"):
+        return SchemaIssue(field_path(path), custom)
+    return SchemaIssue(field_path(path), error.message)
+
+
+def validate(name: str, document: Any) -> list[SchemaIssue]:
+    """Every violation of schema ``name`` by ``document``, sorted by field; empty when valid."""
+    issues = [_describe(error) for error in _validator(name).iter_errors(document)]
+    unique = {(i.field, i.message): i for i in issues}
+    return sorted(unique.values(), key=lambda i: (i.field, i.message))

@@ -1,0 +1,400 @@
+"""Specialist templates: loading, validation, resolution, and the system prompt they give an agent.
+
+A template is a JSON5 file validated against ``harness/schemas/template.schema.json``.
+One resolution convention (DESIGN section 7) is shared by ``bench --specialist``,
+``mint snapshot`` and ``mint enrich``. For ``<dir>/<name>.json5`` the first match wins:
+
+1. ``<dir>/<name>/enriched/<version>/enriched-<NNN>.json5`` with the highest NNN
+2. ``<dir>/<name>/<version>/<name>.json5``
+3. ``<dir>/<name>.json5``
+
+``<version>`` is the base template's ``version`` (or, when only versioned copies exist, the
+highest version directory). A reference may be a path (``templates/py-testing.json5``), a bare
+name (``py-testing``) or a scoped name (``@zebench/py-testing``); names are looked up in the
+templates directory (``--templates-dir``, env ``ZE_BENCHMARKS_TEMPLATES_DIR``, default the
+repository's ``templates/``). A path that points inside a family (an enriched file, a versioned
+copy) is used exactly as given.
+
+Documentation ``path`` entries are relative to the base template's directory (``<dir>``), so
+they stay valid in enriched and versioned copies.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Iterable
+
+import json5
+
+from harness.jsonschemas import SchemaIssue, validate
+
+TEMPLATES_DIR_ENV = "ZE_BENCHMARKS_TEMPLATES_DIR"
+_ENRICHED_RE = re.compile(r"^enriched-(\d+)\.json5$")
+_SEMVER_RE = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$")
+# Agents a preferred model may name as "agent:model".
+_AGENT_PREFIXES = ("anthropic", "openai", "openrouter", "claude-code", "local", "echo", "oracle")
+
+
+class TemplateError(ValueError):
+    """A template that cannot be found, parsed or validated. The message names file and field."""
+
+    def __init__(self, message: str, issues: list[SchemaIssue] | None = None) -> None:
+        super().__init__(message)
+        self.issues = issues or []
+
+
+@dataclass(frozen=True)
+class ResolvedTemplate:
+    """Where a template reference led: the file to read and the family it belongs to."""
+
+    path: Path  # the file chosen by resolution
+    family_dir: Path  # <dir>/<name>/ : holds versioned and enriched copies
+    base_dir: Path  # <dir>/ : documentation paths are relative to it
+    kind: str  # "enriched" | "versioned" | "base" | "explicit"
+
+
+@dataclass(frozen=True)
+class PreferredModel:
+    """A preferred model, with the agent that runs it (``None`` when it cannot be inferred)."""
+
+    agent: str | None
+    model: str
+    weight: float | None = None
+
+
+def default_templates_dir() -> Path:
+    """``$ZE_BENCHMARKS_TEMPLATES_DIR``, else the repository's ``templates/``, else ``./templates``."""
+    env = os.environ.get(TEMPLATES_DIR_ENV)
+    if env:
+        return Path(env)
+    repo = Path(__file__).resolve().parents[1] / "templates"
+    return repo if repo.is_dir() else Path("templates")
+
+
+def semver_key(version: str) -> tuple[Any, ...]:
+    """Sort key for semantic versions; a pre-release sorts before its release, junk sorts first."""
+    m = _SEMVER_RE.match(version)
+    if not m:
+        return (-1,)
+    major, minor, patch, pre = m.groups()
+    pre_key: tuple[Any, ...] = (1,) if pre is None else (0, *[
+        (0, int(p), "") if p.isdigit() else (1, 0, p) for p in pre.split(".")
+    ])
+    return (int(major), int(minor), int(patch), pre_key)
+
+
+def numbered_files(directory: Path, pattern: re.Pattern[str]) -> list[tuple[int, Path]]:
+    """Files in ``directory`` whose name matches ``pattern`` (one number group), sorted by number."""
+    if not directory.is_dir():
+        return []
+    found = []
+    for entry in directory.iterdir():
+        m = pattern.match(entry.name)
+        if m and entry.is_file():
+            found.append((int(m.group(1)), entry))
+    return sorted(found)
+
+
+def read_json5(path: Path) -> Any:
+    """Parse a JSON5 file; a syntax error becomes a :class:`TemplateError` naming the file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TemplateError(f"{path}: file not found") from None
+    except OSError as exc:
+        raise TemplateError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        return json5.loads(text)
+    except ValueError as exc:
+        raise TemplateError(f"{path}: not valid JSON5: {exc}") from None
+
+
+def template_family(path: Path) -> tuple[Path, Path]:
+    """``(family_dir, base_dir)`` of a template file, whichever copy of the family it is."""
+    parent = path.parent
+    if _ENRICHED_RE.match(path.name) and parent.parent.name == "enriched":
+        family = parent.parent.parent
+        return family, family.parent
+    if parent.parent.name == path.stem:  # <dir>/<name>/<version>/<name>.json5
+        family = parent.parent
+        return family, family.parent
+    return parent / path.stem, parent
+
+
+def _version_dirs(family: Path, stem: str) -> list[str]:
+    versions = set()
+    if family.is_dir():
+        for entry in family.iterdir():
+            if entry.is_dir() and _SEMVER_RE.match(entry.name) and (entry / f"{stem}.json5").is_file():
+                versions.add(entry.name)
+        enriched = family / "enriched"
+        if enriched.is_dir():
+            versions.update(e.name for e in enriched.iterdir() if e.is_dir() and _SEMVER_RE.match(e.name))
+    return sorted(versions, key=semver_key)
+
+
+def resolve_path(base: Path) -> ResolvedTemplate:
+    """Apply the resolution order to ``<dir>/<name>.json5`` (which need not exist itself)."""
+    family, base_dir = template_family(base)
+    if family != base.parent / base.stem:
+        if not base.is_file():
+            raise TemplateError(f"{base}: file not found")
+        return ResolvedTemplate(base, family, base_dir, "explicit")
+    stem = base.stem
+    version: str | None = None
+    if base.is_file():
+        doc = read_json5(base)
+        if isinstance(doc, dict) and isinstance(doc.get("version"), str):
+            version = doc["version"]
+    else:
+        versions = _version_dirs(family, stem)
+        version = versions[-1] if versions else None
+    if version is not None:
+        enriched = numbered_files(family / "enriched" / version, _ENRICHED_RE)
+        if enriched:
+            return ResolvedTemplate(enriched[-1][1], family, base_dir, "enriched")
+        versioned = family / version / f"{stem}.json5"
+        if versioned.is_file():
+            return ResolvedTemplate(versioned, family, base_dir, "versioned")
+    if base.is_file():
+        return ResolvedTemplate(base, family, base_dir, "base")
+    raise TemplateError(f"{base}: file not found (nor any versioned or enriched copy under {family})")
+
+
+def _looks_like_path(ref: str) -> bool:
+    if ref.endswith((".json5", ".json")):
+        return True
+    if ref.startswith("@"):
+        return False
+    return os.sep in ref or "/" in ref or Path(ref).is_file()
+
+
+def _unscoped(name: str) -> str:
+    return name.split("/", 1)[1] if name.startswith("@") and "/" in name else name
+
+
+def resolve_template(ref: str | os.PathLike[str], templates_dir: Path | None = None) -> ResolvedTemplate:
+    """Resolve a path, a bare name or an ``@scope/name`` to the template file to use."""
+    ref_s = os.fspath(ref)
+    if _looks_like_path(ref_s):
+        return resolve_path(Path(ref_s))
+    tdir = templates_dir or default_templates_dir()
+    stem = _unscoped(ref_s)
+    candidate = tdir / f"{stem}.json5"
+    if candidate.is_file() or (tdir / stem).is_dir():
+        try:
+            resolved = resolve_path(candidate)
+        except TemplateError:
+            resolved = None
+        if resolved is not None and _name_matches(resolved.path, ref_s):
+            return resolved
+    # The file may be named differently from the template's own name: look inside.
+    for path in sorted(tdir.glob("*.json5")) if tdir.is_dir() else []:
+        if _name_matches(path, ref_s):
+            return resolve_path(path)
+    available = sorted(p.stem for p in tdir.glob("*.json5")) if tdir.is_dir() else []
+    hint = f" (available: {', '.join(available)})" if available else ""
+    raise TemplateError(f"no specialist template named {ref_s!r} in {tdir}{hint}")
+
+
+def _name_matches(path: Path, ref: str) -> bool:
+    try:
+        doc = read_json5(path)
+    except TemplateError:
+        return False
+    name = doc.get("name") if isinstance(doc, dict) else None
+    if not isinstance(name, str):
+        return False
+    return name == ref or (not ref.startswith("@") and _unscoped(name) == ref)
+
+
+def validate_template(document: Any) -> list[SchemaIssue]:
+    """Schema violations of a template document (empty when valid)."""
+    return validate("template", document)
+
+
+def load_template(path: Path) -> dict[str, Any]:
+    """Read and validate one template file; raise :class:`TemplateError` naming file and fields."""
+    doc = read_json5(path)
+    issues = validate_template(doc)
+    if issues:
+        listed = "; ".join(str(i) for i in issues)
+        raise TemplateError(f"{path}: invalid template: {listed}", issues)
+    return doc
+
+
+def parse_preferred_model(entry: str | dict[str, Any]) -> PreferredModel:
+    """Agent and model of a ``preferred_models`` entry.
+
+    ``{"agent": "anthropic", "model": "claude-sonnet-4-5"}`` is explicit;
+    ``"anthropic:claude-sonnet-4-5"`` names the agent before the colon; ``"vendor/model"``
+    is an OpenRouter model id; a bare ``claude-*`` model runs on ``anthropic``, a bare
+    ``gpt-*``/``o<digit>*`` model on ``openai``; anything else has no inferable agent.
+    """
+    weight = None
+    if isinstance(entry, dict):
+        weight = entry.get("weight")
+        if entry.get("agent"):
+            return PreferredModel(entry["agent"], entry["model"], weight)
+        entry = entry["model"]
+    prefix, sep, rest = entry.partition(":")
+    if sep and prefix in _AGENT_PREFIXES and rest:
+        return PreferredModel(prefix, rest, weight)
+    if "/" in entry:
+        return PreferredModel("openrouter", entry, weight)
+    if entry.startswith("claude"):
+        return PreferredModel("anthropic", entry, weight)
+    if entry.startswith("gpt-") or re.match(r"^o\d", entry):
+        return PreferredModel("openai", entry, weight)
+    return PreferredModel(None, entry, weight)
+
+
+def _bare_model(model: str) -> str:
+    """``anthropic:claude-x`` and ``anthropic/claude-x`` -> ``claude-x``."""
+    prefix, sep, rest = model.partition(":")
+    if sep and prefix in _AGENT_PREFIXES:
+        model = rest
+    return model.rsplit("/", 1)[-1]
+
+
+def _model_keys_match(key: str, model: str) -> bool:
+    return key == model or _bare_model(key) == _bare_model(model)
+
+
+@dataclass(frozen=True)
+class Specialist:
+    """A loaded, validated specialist template, as the runner and mint use it."""
+
+    name: str
+    version: str
+    template: dict[str, Any] = field(compare=False, repr=False)
+    source: Path = field(default=Path("."))
+    base_dir: Path = field(default=Path("."))
+    family_dir: Path = field(default=Path("."))
+    task: str | None = None  # the task prompt to use when system_prompt() is called without one
+
+    @property
+    def display_name(self) -> str:
+        return self.template.get("displayName") or self.name
+
+    @property
+    def unscoped_name(self) -> str:
+        return _unscoped(self.name)
+
+    @property
+    def preferred_models(self) -> list[PreferredModel]:
+        return [parse_preferred_model(e) for e in self.template.get("preferred_models") or []]
+
+    @property
+    def preferred_agent(self) -> str | None:
+        models = self.preferred_models
+        return models[0].agent if models else None
+
+    @property
+    def preferred_model(self) -> str | None:
+        models = self.preferred_models
+        return models[0].model if models else None
+
+    @property
+    def task_names(self) -> list[str]:
+        prompts = self.template.get("prompts") or {}
+        return sorted(k for k in prompts if k not in ("default", "prompt_strategy"))
+
+    def task_for(self, candidates: Iterable[str | None]) -> str | None:
+        """The first candidate (scenario name, suite, tags...) that names a task prompt."""
+        tasks = set(self.task_names)
+        for c in candidates:
+            if c and c in tasks:
+                return c
+        return None
+
+    def with_task(self, task: str | None) -> "Specialist":
+        return replace(self, task=task)
+
+    def task_prompt(self, model: str | None = None, task: str | None = None) -> str | None:
+        """The task prompt: ``prompts[task].model_specific[model]`` → ``prompts[task].default``
+        → ``prompts.default``."""
+        prompts = self.template.get("prompts") or {}
+        task = task or self.task
+        if task and isinstance(prompts.get(task), dict):
+            block = prompts[task]
+            if model:
+                specific = block.get("model_specific") or {}
+                for key in sorted(specific):
+                    if _model_keys_match(key, model) and specific[key].get("systemPrompt"):
+                        return specific[key]["systemPrompt"]
+            if (block.get("default") or {}).get("systemPrompt"):
+                return block["default"]["systemPrompt"]
+        return (prompts.get("default") or {}).get("systemPrompt")
+
+    def system_prompt(self, model: str | None = None, task: str | None = None) -> str:
+        """The system prompt for ``model`` (and ``task``), built only from the template's content.
+
+        Sections, in order: identity, persona, capabilities, the task prompt, documentation
+        (with the enrichment summaries, concepts and code patterns when present). The same
+        template, model and task always give the same text.
+        """
+        t = self.template
+        persona = t.get("persona") or {}
+        caps = t.get("capabilities") or {}
+        parts: list[str] = [f"You are {self.display_name} (specialist {self.name} v{self.version})."]
+        parts.append(f"Purpose: {persona.get('purpose', '').strip()}")
+        for key, title in (("values", "Values"), ("attributes", "Attributes")):
+            if persona.get(key):
+                parts.append(title + ":\n" + "\n".join(f"- {v}" for v in persona[key]))
+        if persona.get("tech_stack"):
+            parts.append("Tech stack: " + ", ".join(persona["tech_stack"]))
+        if caps.get("tags"):
+            parts.append("Capabilities: " + ", ".join(caps["tags"]))
+        if caps.get("descriptions"):
+            parts.append("\n".join(f"- {k}: {v}" for k, v in sorted(caps["descriptions"].items())))
+        if caps.get("considerations"):
+            parts.append("Considerations:\n" + "\n".join(f"- {c}" for c in caps["considerations"]))
+        prompt = self.task_prompt(model, task)
+        if prompt:
+            parts.append(prompt.strip())
+        docs = self._documentation_section()
+        if docs:
+            parts.append(docs)
+        return "\n\n".join(p for p in parts if p.strip()) + "\n"
+
+    def _documentation_section(self) -> str:
+        lines: list[str] = []
+        for doc in self.template.get("documentation") or []:
+            where = doc.get("url") or doc.get("path")
+            title = doc.get("title") or doc.get("description")
+            lines.append(f"- {title} ({where})")
+            e = doc.get("enrichment") or {}
+            if e.get("summary"):
+                lines.append(f"  Summary: {e['summary']}")
+            if e.get("key_concepts"):
+                lines.append("  Key concepts: " + "; ".join(e["key_concepts"]))
+            if e.get("use_cases"):
+                lines.append("  Use cases: " + "; ".join(e["use_cases"]))
+            if e.get("code_patterns"):
+                lines.append("  Code patterns:")
+                lines.extend(f"    - {p}" for p in e["code_patterns"])
+            if e.get("relevance_to_specialist"):
+                lines.append(f"  Why it matters: {e['relevance_to_specialist']}")
+        return ("Reference documentation:\n" + "\n".join(lines)) if lines else ""
+
+
+def specialist_from_file(resolved: ResolvedTemplate) -> Specialist:
+    """Load and validate the resolved file into a :class:`Specialist`."""
+    doc = load_template(resolved.path)
+    return Specialist(
+        name=doc["name"],
+        version=doc["version"],
+        template=doc,
+        source=resolved.path,
+        base_dir=resolved.base_dir,
+        family_dir=resolved.family_dir,
+    )
+
+
+def load_specialist(ref: str | os.PathLike[str], templates_dir: Path | None = None) -> Specialist:
+    """Resolve ``ref`` (path, name or @scope/name), then load and validate it."""
+    return specialist_from_file(resolve_template(ref, templates_dir))
