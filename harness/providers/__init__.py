@@ -1,1 +1,99 @@
-"""The provider layer: one way to call Anthropic, OpenAI, OpenRouter and OpenAI-compatible servers."""
+"""The provider layer: one way to call Anthropic, OpenAI, OpenRouter and OpenAI-compatible servers.
+
+``get_provider(name)`` builds a :class:`Provider`; ``provider.chat(request)`` sends a
+provider-neutral :class:`ChatRequest` and returns a normalised :class:`ChatResponse` (text,
+tool calls, usage with cache tokens, latency, cost). Every call goes through one retry policy
+(:mod:`harness.providers.retry`) and a disk response cache (:mod:`harness.providers.cache`).
+SDKs are imported only when a model is actually called.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from harness.providers.base import Provider
+from harness.providers.cache import ResponseCache, default_cache_dir
+from harness.providers.retry import RetryPolicy
+from harness.providers.types import (
+    ChatRequest,
+    ChatResponse,
+    Message,
+    MissingCredentialsError,
+    ProviderError,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+
+PROVIDER_NAMES = ("anthropic", "openai", "openrouter", "openai-compatible")
+
+# The environment variable holding each provider's key (None: no key needed).
+CREDENTIAL_ENV: dict[str, str | None] = {
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openai": "OPENAI_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+    "openai-compatible": None,
+}
+
+__all__ = [
+    "ChatRequest",
+    "ChatResponse",
+    "CREDENTIAL_ENV",
+    "Message",
+    "MissingCredentialsError",
+    "PROVIDER_NAMES",
+    "Provider",
+    "ProviderError",
+    "ResponseCache",
+    "RetryPolicy",
+    "ToolCall",
+    "ToolSpec",
+    "Usage",
+    "default_cache_dir",
+    "get_provider",
+    "has_credentials",
+]
+
+
+def has_credentials(name: str) -> bool:
+    """True when the provider ``name`` can be called: its key's environment variable is set (or none is needed)."""
+    if name not in CREDENTIAL_ENV:
+        raise ProviderError(f"unknown provider {name!r}; known: {', '.join(PROVIDER_NAMES)}")
+    env = CREDENTIAL_ENV[name]
+    return env is None or bool(os.environ.get(env))
+
+
+def get_provider(
+    name: str,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    retry: RetryPolicy | None = None,
+    cache: ResponseCache | None = None,
+    http_client: Any = None,
+) -> Provider:
+    """Build the provider ``name`` (one of :data:`PROVIDER_NAMES`).
+
+    ``api_key`` defaults to the provider's environment variable; a missing key raises
+    :class:`MissingCredentialsError` naming it. ``retry`` and ``cache`` override the
+    default policy and cache directory; ``http_client`` (an ``httpx.Client``) replaces the
+    connection the SDK sends through.
+    """
+    kwargs: dict[str, Any] = {
+        "base_url": base_url,
+        "api_key": api_key,
+        "retry": retry,
+        "cache": cache,
+        "http_client": http_client,
+    }
+    if name == "anthropic":
+        from harness.providers.anthropic_provider import AnthropicProvider
+
+        return AnthropicProvider(**kwargs)
+    if name in ("openai", "openrouter", "openai-compatible"):
+        from harness.providers.openai_provider import OpenAICompatibleProvider, OpenAIProvider, OpenRouterProvider
+
+        cls = {"openai": OpenAIProvider, "openrouter": OpenRouterProvider, "openai-compatible": OpenAICompatibleProvider}[name]
+        return cls(**kwargs)
+    raise ProviderError(f"unknown provider {name!r}; known: {', '.join(PROVIDER_NAMES)}")

@@ -53,6 +53,10 @@ class ChatRequest:
 
 @dataclass
 class Usage:
+    """Tokens of one call. ``input_tokens`` counts input billed at the full price (cache reads
+    and cache writes are counted apart, as Anthropic reports them; for OpenAI the cached part
+    of ``prompt_tokens`` is moved to ``cache_read_tokens``)."""
+
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0

@@ -1,0 +1,149 @@
+"""Anthropic Messages API through the official ``anthropic`` SDK, with native tool use."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+
+from harness.providers.base import Provider, classify_sdk_error
+from harness.providers.types import ChatRequest, ChatResponse, Message, ProviderError, ToolCall, Usage, MissingCredentialsError
+
+
+# Models that still accept a sampling temperature. Models released after Claude Opus 4.6
+# reject any non-default value, so for them (and for names we don't know) it is omitted.
+_TEMPERATURE_MODELS = re.compile(r"^claude-(3-|3\.|(opus|sonnet|haiku)-4(-[0-5])?(-\d{8})?$|opus-4-6|sonnet-4-5|haiku-4-5)")
+
+
+def accepts_temperature(model: str) -> bool:
+    """True when ``model`` is known to take a ``temperature`` (older Claude models)."""
+    return bool(_TEMPERATURE_MODELS.match(model.lower()))
+
+
+class AnthropicProvider(Provider):
+    name = "anthropic"
+    env_var = "ANTHROPIC_API_KEY"
+
+    def __init__(self, *, prompt_caching: bool = True, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.api_key = self.api_key or os.environ.get(self.env_var)
+        if not self.api_key:
+            raise MissingCredentialsError(self.env_var, self.name)
+        # Marks the stable prefix (system prompt, conversation so far) as cacheable, so a
+        # tool loop pays the full input price for each turn's new messages only.
+        self.prompt_caching = prompt_caching
+
+    def _client(self) -> Any:
+        if self._sdk is None:
+            import anthropic
+
+            from harness.providers.http import make_sdk_http_client
+
+            kwargs: dict[str, Any] = {
+                "api_key": self.api_key,
+                "max_retries": 0,  # our RetryPolicy is the only retry policy
+                "http_client": make_sdk_http_client(transport_client=self._http_client),
+            }
+            if self.base_url:
+                kwargs["base_url"] = self.base_url
+            self._sdk = anthropic.Anthropic(**kwargs)
+        return self._sdk
+
+    def build_params(self, request: ChatRequest) -> dict[str, Any]:
+        """The keyword arguments of ``messages.create`` for ``request``."""
+        params: dict[str, Any] = {
+            "model": request.model,
+            "max_tokens": request.max_tokens,
+            "messages": _messages(request.messages, self.prompt_caching),
+        }
+        if request.system:
+            block: dict[str, Any] = {"type": "text", "text": request.system}
+            if self.prompt_caching:
+                block["cache_control"] = {"type": "ephemeral"}
+            params["system"] = [block]
+        if request.tools:
+            params["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in request.tools
+            ]
+        if request.temperature is not None and accepts_temperature(request.model):
+            # The SDK no longer has a temperature argument; the API still takes it from older models.
+            params["extra_body"] = {"temperature": request.temperature}
+        return params
+
+    def _send(self, request: ChatRequest) -> ChatResponse:
+        import anthropic
+
+        client = self._client()
+        try:
+            message = client.messages.create(**self.build_params(request), timeout=request.timeout_s)
+        except anthropic.AnthropicError as exc:
+            raise classify_sdk_error(self.name, exc, anthropic) from exc
+        return _parse(message, request.model)
+
+
+def _messages(messages: list[Message], prompt_caching: bool) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for msg in messages:
+        if msg.role == "system":
+            continue  # the system prompt travels in ChatRequest.system
+        if msg.role == "tool":
+            block = {
+                "type": "tool_result",
+                "tool_use_id": msg.tool_call_id or "",
+                "content": msg.content or "(no output)",
+            }
+            if msg.is_error:
+                block["is_error"] = True
+            # Anthropic wants all results of one turn in a single user message.
+            if out and out[-1]["role"] == "user" and _all_tool_results(out[-1]["content"]):
+                out[-1]["content"].append(block)
+            else:
+                out.append({"role": "user", "content": [block]})
+            continue
+        if msg.role == "assistant":
+            blocks: list[dict[str, Any]] = []
+            if msg.content:
+                blocks.append({"type": "text", "text": msg.content})
+            for call in msg.tool_calls:
+                blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments or {}})
+            out.append({"role": "assistant", "content": blocks or [{"type": "text", "text": "(no answer)"}]})
+            continue
+        out.append({"role": "user", "content": [{"type": "text", "text": msg.content or "(empty)"}]})
+    if prompt_caching and out:
+        last = out[-1]["content"][-1]
+        last["cache_control"] = {"type": "ephemeral"}
+    return out
+
+
+def _all_tool_results(content: Any) -> bool:
+    return isinstance(content, list) and bool(content) and all(b.get("type") == "tool_result" for b in content)
+
+
+def _parse(message: Any, requested_model: str) -> ChatResponse:
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for block in message.content or []:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            texts.append(block.text)
+        elif kind == "tool_use":
+            args = block.input if isinstance(block.input, dict) else None
+            calls.append(ToolCall(id=block.id, name=block.name, arguments=args, raw_arguments=json.dumps(block.input)))
+    usage = message.usage
+    if usage is None:
+        raise ProviderError("anthropic: response carried no usage")
+    return ChatResponse(
+        text="".join(texts),
+        tool_calls=calls,
+        usage=Usage(
+            input_tokens=usage.input_tokens or 0,
+            output_tokens=usage.output_tokens or 0,
+            cache_read_tokens=getattr(usage, "cache_read_input_tokens", None) or 0,
+            cache_write_tokens=getattr(usage, "cache_creation_input_tokens", None) or 0,
+        ),
+        model=message.model or requested_model,
+        stop_reason=message.stop_reason,
+        latency_ms=0.0,
+        cost_usd=None,
+    )

@@ -1,0 +1,122 @@
+"""What every provider shares: the response cache, the retry policy, latency and cost.
+
+A concrete provider only translates a :class:`ChatRequest` into its SDK's call and the SDK's
+answer back into a :class:`ChatResponse` (``_send``), and says which of its SDK's errors are
+worth retrying (``_classify_error``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any
+
+from harness.providers.cache import ResponseCache, cache_key
+from harness.providers.retry import RetryableError, RetryPolicy
+from harness.providers.types import ChatRequest, ChatResponse, ProviderError
+
+
+class Provider:
+    """A model API. Use :func:`harness.providers.get_provider` to build one."""
+
+    name: str = ""
+    env_var: str | None = None
+
+    def __init__(
+        self,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        retry: RetryPolicy | None = None,
+        cache: ResponseCache | None = None,
+        http_client: Any = None,
+    ) -> None:
+        self.base_url = base_url
+        self.api_key = api_key
+        self.retry = retry or RetryPolicy()
+        self.cache = cache or ResponseCache()
+        self._http_client = http_client  # an httpx.Client to send through (tests, custom limits)
+        self._sdk: Any = None
+
+    # -- for subclasses -------------------------------------------------------------------
+    def _send(self, request: ChatRequest) -> ChatResponse:
+        """One attempt. Raise :class:`RetryableError` for transient failures."""
+        raise NotImplementedError
+
+    # -- public ---------------------------------------------------------------------------
+    def chat(
+        self,
+        request: ChatRequest,
+        *,
+        repeat_index: int = 0,
+        use_cache: bool = True,
+        deadline: float | None = None,
+    ) -> ChatResponse:
+        """Send ``request``; answer from the disk cache when the same request was made for this repeat.
+
+        A cached answer has ``cached=True`` and ``cost_usd=0.0`` (nothing new was spent);
+        its token counts are the ones the model reported when it was first made.
+        ``deadline`` (a ``time.monotonic()`` value) stops retries that would wait past it.
+        """
+        key = cache_key(self.name, self.base_url, request, repeat_index)
+        if use_cache:
+            start = time.monotonic()
+            hit = self.cache.get(key)
+            if hit is not None:
+                return dataclasses.replace(
+                    hit, cached=True, cost_usd=0.0, latency_ms=(time.monotonic() - start) * 1000.0
+                )
+        try:
+            response = self.retry.call(lambda: self._timed_send(request), deadline=deadline)
+        except RetryableError as exc:
+            raise ProviderError(f"{self.name}: giving up after retries: {exc}") from exc
+        if use_cache:
+            self.cache.put(key, response)
+        return response
+
+    def _timed_send(self, request: ChatRequest) -> ChatResponse:
+        start = time.monotonic()
+        response = self._send(request)
+        response.latency_ms = (time.monotonic() - start) * 1000.0
+        from harness.pricing import cost_for_usage
+
+        response.cost_usd = cost_for_usage(self.name, response.model or request.model, response.usage, request_model=request.model)
+        return response
+
+
+def classify_sdk_error(provider: str, exc: Exception, sdk: Any) -> Exception:
+    """Map an anthropic/openai SDK exception to :class:`RetryableError` or :class:`ProviderError`.
+
+    Both SDKs share the same exception names (``APIStatusError``, ``APITimeoutError``,
+    ``APIConnectionError``), which is what makes one function enough.
+    """
+    from harness.providers.retry import is_retryable_status, parse_retry_after
+
+    if isinstance(exc, sdk.APITimeoutError):
+        return RetryableError(f"{provider}: request timed out")
+    if isinstance(exc, sdk.APIConnectionError):
+        return RetryableError(f"{provider}: connection error: {exc}")
+    if isinstance(exc, sdk.APIStatusError):
+        status = exc.status_code
+        headers = dict(exc.response.headers) if exc.response is not None else {}
+        message = _error_message(exc)
+        if is_retryable_status(status):
+            return RetryableError(
+                f"{provider}: HTTP {status}: {message}", retry_after=parse_retry_after(headers), status=status
+            )
+        hint = " (check the API key)" if status in (401, 403) else ""
+        return ProviderError(f"{provider}: HTTP {status}{hint}: {message}")
+    return ProviderError(f"{provider}: {type(exc).__name__}: {exc}")
+
+
+def _error_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        err = body.get("error")
+        if isinstance(err, dict) and err.get("message"):
+            return str(err["message"])[:500]
+        if isinstance(err, str):
+            return err[:500]
+        if body.get("message"):
+            return str(body["message"])[:500]
+    return str(getattr(exc, "message", exc))[:500]

@@ -1,0 +1,87 @@
+"""The HTTP client handed to the model SDKs.
+
+The installed ``anthropic`` and ``openai`` SDKs speak ``httpx2`` and refuse an ``httpx``
+client. We still want every model call to travel through a plain ``httpx.Client``: it is the
+seam that respx mocks in tests (so the SDKs' own request building and response parsing
+run), and the one place where connection limits and timeouts are set. This module gives the
+SDKs an ``httpx2.Client`` whose transport forwards each request to an ``httpx.Client``.
+Transport failures are translated back into ``httpx2`` exceptions so the SDKs classify them
+(timeout, connection error) as they normally would.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # both imported lazily: this module is loaded only when a model is called
+    import httpx
+    import httpx2
+
+
+def _bridge_transport_class():
+    import httpx
+    import httpx2
+
+    errors = [
+        (httpx.ConnectTimeout, httpx2.ConnectTimeout),
+        (httpx.ReadTimeout, httpx2.ReadTimeout),
+        (httpx.WriteTimeout, httpx2.WriteTimeout),
+        (httpx.PoolTimeout, httpx2.PoolTimeout),
+        (httpx.TimeoutException, httpx2.ReadTimeout),
+        (httpx.ConnectError, httpx2.ConnectError),
+        (httpx.ReadError, httpx2.ReadError),
+        (httpx.WriteError, httpx2.WriteError),
+        (httpx.RemoteProtocolError, httpx2.RemoteProtocolError),
+        (httpx.TransportError, httpx2.ConnectError),
+    ]
+
+    class HttpxBridgeTransport(httpx2.BaseTransport):
+        """An ``httpx2`` transport that sends through an ``httpx.Client``."""
+
+        def __init__(self, client: httpx.Client) -> None:
+            self.client = client
+
+        def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+            body = request.read()
+            timeout = request.extensions.get("timeout")
+            out = self.client.build_request(
+                request.method,
+                str(request.url),
+                headers=list(request.headers.multi_items()),
+                content=body,
+            )
+            if isinstance(timeout, dict):
+                out.extensions["timeout"] = timeout
+            try:
+                response = self.client.send(out)
+            except httpx.TransportError as exc:
+                for source, target in errors:
+                    if isinstance(exc, source):
+                        raise target(str(exc) or type(exc).__name__, request=request) from exc
+                raise
+            # Content-Encoding was already undone by httpx; don't let httpx2 decode twice.
+            headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() != "content-encoding"]
+            return httpx2.Response(
+                response.status_code,
+                headers=headers,
+                content=response.content,
+                request=request,
+            )
+
+        def close(self) -> None:
+            self.client.close()
+
+    return HttpxBridgeTransport
+
+
+def make_sdk_http_client(timeout_s: float = 120.0, transport_client: "httpx.Client | None" = None) -> "httpx2.Client":
+    """An ``httpx2.Client`` for an SDK, sending through ``transport_client`` (default: a new ``httpx.Client``)."""
+    import httpx
+    import httpx2
+
+    inner = transport_client or httpx.Client(
+        timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 30.0)),
+        limits=httpx.Limits(max_connections=50, max_keepalive_connections=20),
+        follow_redirects=False,
+    )
+    return httpx2.Client(transport=_bridge_transport_class()(inner), timeout=timeout_s)

@@ -1,0 +1,185 @@
+"""OpenAI chat completions through the official ``openai`` SDK, with function tools.
+
+The same code serves OpenAI itself, OpenRouter (OpenAI-compatible, its own base URL and key)
+and any OpenAI-compatible server (Ollama, vLLM, llama.cpp) given a ``base_url``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+
+from harness.providers.base import Provider, classify_sdk_error
+from harness.providers.types import ChatRequest, ChatResponse, Message, MissingCredentialsError, ProviderError, ToolCall, Usage
+
+OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
+
+# Reasoning models accept only the default temperature and count output in max_completion_tokens.
+_REASONING_MODEL = re.compile(r"^(openai/)?(o\d|gpt-5)")
+
+
+class OpenAIProvider(Provider):
+    name = "openai"
+    env_var: str | None = "OPENAI_API_KEY"
+    key_required = True
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if self.env_var:
+            self.api_key = self.api_key or os.environ.get(self.env_var)
+        if not self.api_key:
+            if self.key_required:
+                raise MissingCredentialsError(self.env_var or "", self.name)
+            self.api_key = "not-needed"  # local servers ignore the key, but the SDK wants one
+
+    def _client(self) -> Any:
+        if self._sdk is None:
+            import openai
+
+            from harness.providers.http import make_sdk_http_client
+
+            kwargs: dict[str, Any] = {
+                "api_key": self.api_key,
+                "max_retries": 0,  # our RetryPolicy is the only retry policy
+                "http_client": make_sdk_http_client(transport_client=self._http_client),
+            }
+            if self.base_url:
+                kwargs["base_url"] = self.base_url
+            kwargs.update(self._extra_client_kwargs())
+            self._sdk = openai.OpenAI(**kwargs)
+        return self._sdk
+
+    def _extra_client_kwargs(self) -> dict[str, Any]:
+        return {}
+
+    def build_params(self, request: ChatRequest) -> dict[str, Any]:
+        """The keyword arguments of ``chat.completions.create`` for ``request``."""
+        messages: list[dict[str, Any]] = []
+        if request.system:
+            messages.append({"role": "system", "content": request.system})
+        messages.extend(_message(m) for m in request.messages)
+        params: dict[str, Any] = {"model": request.model, "messages": messages}
+        reasoning = bool(_REASONING_MODEL.match(request.model))
+        if self.name == "openai":
+            params["max_completion_tokens"] = request.max_tokens
+        else:
+            params["max_tokens"] = request.max_tokens  # what compatible servers understand
+        if request.temperature is not None and not (reasoning and self.name == "openai"):
+            params["temperature"] = request.temperature
+        if request.tools:
+            params["tools"] = [
+                {
+                    "type": "function",
+                    "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+                }
+                for t in request.tools
+            ]
+        return params
+
+    def _send(self, request: ChatRequest) -> ChatResponse:
+        import openai
+
+        client = self._client()
+        try:
+            completion = client.chat.completions.create(**self.build_params(request), timeout=request.timeout_s)
+        except openai.OpenAIError as exc:
+            raise classify_sdk_error(self.name, exc, openai) from exc
+        return _parse(completion, request.model, self.name)
+
+
+class OpenRouterProvider(OpenAIProvider):
+    name = "openrouter"
+    env_var = "OPENROUTER_API_KEY"
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs["base_url"] = kwargs.get("base_url") or OPENROUTER_BASE_URL
+        super().__init__(**kwargs)
+
+    def _extra_client_kwargs(self) -> dict[str, Any]:
+        # OpenRouter's attribution headers; harmless elsewhere.
+        return {"default_headers": {"X-Title": "zebench"}}
+
+
+class OpenAICompatibleProvider(OpenAIProvider):
+    """Any server speaking OpenAI's chat completions; the key is optional (``OPENAI_API_KEY`` if set)."""
+
+    name = "openai-compatible"
+    env_var = None
+    key_required = False
+
+    def __init__(self, **kwargs: Any) -> None:
+        if not kwargs.get("base_url"):
+            raise ProviderError("openai-compatible: a base_url is required (e.g. http://127.0.0.1:11434/v1)")
+        super().__init__(**kwargs)
+
+
+def _message(msg: Message) -> dict[str, Any]:
+    if msg.role == "tool":
+        content = msg.content or "(no output)"
+        if msg.is_error:
+            content = f"ERROR: {content}"  # chat completions has no error flag on tool results
+        return {"role": "tool", "tool_call_id": msg.tool_call_id or "", "content": content}
+    if msg.role == "assistant":
+        out: dict[str, Any] = {"role": "assistant", "content": msg.content or None}
+        if msg.tool_calls:
+            out["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {
+                        "name": c.name,
+                        "arguments": c.raw_arguments or json.dumps(c.arguments or {}),
+                    },
+                }
+                for c in msg.tool_calls
+            ]
+        elif not msg.content:
+            out["content"] = ""
+        return out
+    return {"role": msg.role, "content": msg.content}
+
+
+def parse_arguments(raw: str | None) -> dict[str, Any] | None:
+    """Tool-call arguments as a dict, or None when they are not a JSON object."""
+    if raw is None or raw.strip() == "":
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _parse(completion: Any, requested_model: str, provider: str) -> ChatResponse:
+    if not completion.choices:
+        raise ProviderError(f"{provider}: response had no choices")
+    choice = completion.choices[0]
+    message = choice.message
+    calls: list[ToolCall] = []
+    for i, tc in enumerate(message.tool_calls or []):
+        fn = getattr(tc, "function", None)
+        if fn is None:
+            continue
+        raw = fn.arguments or ""
+        calls.append(ToolCall(id=tc.id or f"call_{i}", name=fn.name, arguments=parse_arguments(raw), raw_arguments=raw))
+    usage = completion.usage
+    prompt = getattr(usage, "prompt_tokens", 0) or 0
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = (getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
+    return ChatResponse(
+        text=message.content or "",
+        tool_calls=calls,
+        # Usage.input_tokens counts uncached input, as Anthropic reports it; cached reads apart.
+        usage=Usage(
+            input_tokens=max(0, prompt - cached),
+            output_tokens=getattr(usage, "completion_tokens", 0) or 0,
+            cache_read_tokens=cached,
+            cache_write_tokens=0,
+        ),
+        model=completion.model or requested_model,
+        stop_reason=choice.finish_reason,
+        latency_ms=0.0,
+        cost_usd=None,
+    )

@@ -1,0 +1,103 @@
+"""One retry policy for every model call: exponential backoff with jitter, honouring Retry-After.
+
+The SDKs' own retries are switched off so that this is the only policy; it retries rate
+limits (429), request timeouts (408), conflicts the APIs mark as transient (409), server
+errors (5xx, including Anthropic's 529 "overloaded"), client-side timeouts and connection
+errors. Other errors fail at once.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, TypeVar
+
+T = TypeVar("T")
+
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+
+
+def is_retryable_status(status: int | None) -> bool:
+    """True for statuses worth another attempt: 408, 409, 429 and every 5xx."""
+    return status is not None and (status in RETRYABLE_STATUS or 500 <= status <= 599)
+
+
+def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
+    """Seconds to wait according to ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
+    if not headers:
+        return None
+    lowered = {k.lower(): v for k, v in headers.items()}
+    ms = lowered.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    value = lowered.get("retry-after")
+    if value is None:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    current = time.time() if now is None else now
+    return max(0.0, when.timestamp() - current)
+
+
+class RetryableError(Exception):
+    """Raised by an attempt that may succeed if tried again (after ``retry_after`` seconds, if known)."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None, status: int | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+        self.status = status
+
+
+@dataclass
+class RetryPolicy:
+    """Bounded exponential backoff with full jitter; ``sleep`` is injectable so tests don't wait."""
+
+    max_attempts: int = 6
+    base_delay_s: float = 1.0
+    max_delay_s: float = 60.0
+    max_retry_after_s: float = 300.0  # a server asking for longer than this is not waited for
+    sleep: Callable[[float], None] = time.sleep
+    rng: random.Random = field(default_factory=random.Random)
+
+    def delay_for(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait before attempt ``attempt + 1`` (``attempt`` counts from 1)."""
+        if retry_after is not None:
+            # The server's word wins; a little jitter keeps parallel clients from stampeding.
+            return min(retry_after, self.max_retry_after_s) + self.rng.uniform(0, 0.1 * max(retry_after, 0.1))
+        ceiling = min(self.max_delay_s, self.base_delay_s * (2 ** (attempt - 1)))
+        return self.rng.uniform(ceiling / 2, ceiling)
+
+    def call(self, attempt_fn: Callable[[], T], *, deadline: float | None = None) -> T:
+        """Run ``attempt_fn`` until it succeeds, raises a non-retryable error, or attempts run out.
+
+        ``deadline`` (a ``time.monotonic()`` value) stops retrying when the next wait would
+        pass it. The last :class:`RetryableError` is re-raised when giving up.
+        """
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return attempt_fn()
+            except RetryableError as exc:
+                if attempt >= self.max_attempts:
+                    raise
+                if exc.retry_after is not None and exc.retry_after > self.max_retry_after_s:
+                    raise
+                delay = self.delay_for(attempt, exc.retry_after)
+                if deadline is not None and time.monotonic() + delay > deadline:
+                    raise
+                self.sleep(delay)
