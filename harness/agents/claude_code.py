@@ -1,0 +1,277 @@
+"""The ``claude-code`` agent: the ``claude`` CLI run non-interactively inside the workspace.
+
+The CLI runs its own tool loop (Read, Edit, Bash, ...), so this agent only starts it and
+reads what it reports. It is called in print mode with ``--output-format stream-json
+--verbose``: one JSON object per line, assistant and user messages as they happen, then a
+final ``result`` object with the answer, ``num_turns``, ``total_cost_usd`` and token usage
+(the same object ``--output-format json`` prints alone). The message lines are what lets us
+count tool calls and keep a transcript; the ``result`` line gives answer, tokens and cost.
+Plain ``--output-format json`` output is parsed too.
+
+Environment: the CLI gets the harness's scrubbed environment (no API keys, tokens or worker
+credentials) plus only the credentials the CLI itself needs to reach its model:
+``ANTHROPIC_API_KEY`` (or ``CLAUDE_CODE_OAUTH_TOKEN`` / ``ANTHROPIC_AUTH_TOKEN`` and
+``ANTHROPIC_BASE_URL``). This is a deliberate exception to the sandbox rule: without its key
+the CLI cannot work at all. The consequence, documented in the README, is that commands the
+CLI runs through its own Bash tool can see that one key; no other secret is passed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.agents import register_agent
+from harness.agents.base import AgentContext, AgentResult
+from harness.process import run_command, scrubbed_env
+
+# Credentials the CLI itself needs; every other secret stays scrubbed.
+CLI_CREDENTIAL_VARS = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
+
+# Tools pre-approved for the CLI in print mode (there is nobody to answer a permission prompt).
+DEFAULT_ALLOWED_TOOLS = ("Read", "Write", "Edit", "MultiEdit", "Bash", "Glob", "Grep", "LS")
+# The workspace is the task; the network is not.
+DEFAULT_DISALLOWED_TOOLS = ("WebFetch", "WebSearch")
+
+OUTPUT_CAP = 32 * 1024 * 1024  # stream-json of a long session; the result line comes last
+TRANSCRIPT_TEXT_CAP = 4000  # characters kept per transcript entry
+
+
+class ClaudeCodeNotFoundError(RuntimeError):
+    """The ``claude`` executable is not on PATH."""
+
+
+@dataclass
+class ClaudeCodeOutput:
+    """What the CLI reported, parsed from its JSON lines."""
+
+    result: dict[str, Any] | None = None  # the final ``{"type": "result", ...}`` object
+    model: str | None = None
+    tool_calls: int = 0
+    assistant_messages: int = 0
+    transcript: list[dict[str, Any]] = field(default_factory=list)
+    unparsed_lines: int = 0
+
+
+def _cap(text: str, limit: int = TRANSCRIPT_TEXT_CAP) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} characters omitted]"
+
+
+def _content_entries(role: str, content: Any) -> list[dict[str, Any]]:
+    """Transcript entries for one message's content (a string or a list of blocks)."""
+    if isinstance(content, str):
+        return [{"role": role, "content": _cap(content)}] if content else []
+    entries: list[dict[str, Any]] = []
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text" and block.get("text"):
+            entries.append({"role": role, "content": _cap(str(block["text"]))})
+        elif kind == "tool_use":
+            entries.append(
+                {
+                    "role": role,
+                    "tool_call": {"id": block.get("id"), "name": block.get("name"), "arguments": _cap(json.dumps(block.get("input", {})))},
+                }
+            )
+        elif kind == "tool_result":
+            raw = block.get("content")
+            if isinstance(raw, list):
+                raw = "\n".join(str(b.get("text", "")) for b in raw if isinstance(b, dict))
+            entries.append(
+                {"role": "tool", "tool_call_id": block.get("tool_use_id"), "content": _cap(str(raw or "")), "is_error": bool(block.get("is_error"))}
+            )
+    return entries
+
+
+def parse_cli_output(stdout: str) -> ClaudeCodeOutput:
+    """Parse the CLI's stdout: stream-json lines, or the single object of ``--output-format json``."""
+    out = ClaudeCodeOutput()
+    text = stdout.strip()
+    events: list[Any] = []
+    if text.startswith("{") and "\n" not in text:
+        lines = [text]
+    else:
+        lines = text.splitlines()
+    for line in lines:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            out.unparsed_lines += 1
+    if len(events) == 1 and isinstance(events[0], list):
+        events = events[0]  # some versions print the whole conversation as one JSON array
+    for event in events:
+        if not isinstance(event, dict):
+            continue
+        kind = event.get("type")
+        if kind == "system" and event.get("subtype") == "init":
+            out.model = event.get("model") or out.model
+        elif kind == "assistant":
+            message = event.get("message") or {}
+            out.assistant_messages += 1
+            out.model = message.get("model") or out.model
+            content = message.get("content")
+            if isinstance(content, list):
+                out.tool_calls += sum(1 for b in content if isinstance(b, dict) and b.get("type") == "tool_use")
+            out.transcript.extend(_content_entries("assistant", content))
+        elif kind == "user":
+            message = event.get("message") or {}
+            out.transcript.extend(_content_entries("user", message.get("content")))
+        elif kind == "result":
+            out.result = event
+    return out
+
+
+def _usage_totals(result: dict[str, Any]) -> tuple[int, int, int, int]:
+    """(input, output, cache read, cache write) tokens: summed over ``modelUsage`` when present
+    (it includes every model the session used), else the top-level ``usage``."""
+    model_usage = result.get("modelUsage")
+    if isinstance(model_usage, dict) and model_usage:
+        totals = [0, 0, 0, 0]
+        for figures in model_usage.values():
+            if not isinstance(figures, dict):
+                continue
+            totals[0] += int(figures.get("inputTokens") or 0)
+            totals[1] += int(figures.get("outputTokens") or 0)
+            totals[2] += int(figures.get("cacheReadInputTokens") or 0)
+            totals[3] += int(figures.get("cacheCreationInputTokens") or 0)
+        return totals[0], totals[1], totals[2], totals[3]
+    usage = result.get("usage") or {}
+    return (
+        int(usage.get("input_tokens") or 0),
+        int(usage.get("output_tokens") or 0),
+        int(usage.get("cache_read_input_tokens") or 0),
+        int(usage.get("cache_creation_input_tokens") or 0),
+    )
+
+
+def cli_environment(base: dict[str, str] | None = None) -> dict[str, str]:
+    """The scrubbed environment plus the CLI's own credentials (see the module docstring)."""
+    source = dict(os.environ if base is None else base)
+    env = scrubbed_env(source)
+    for name in CLI_CREDENTIAL_VARS:
+        if source.get(name):
+            env[name] = source[name]
+    return env
+
+
+class ClaudeCodeAgent:
+    """Runs ``claude -p`` in the workspace with the run's budgets and deadline."""
+
+    name = "claude-code"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        executable: str | None = None,
+        allowed_tools: tuple[str, ...] | list[str] | None = None,
+        disallowed_tools: tuple[str, ...] | list[str] | None = None,
+        permission_mode: str = "acceptEdits",
+        **_: Any,
+    ) -> None:
+        self.model = model
+        self.executable = executable or os.environ.get("ZE_BENCHMARKS_CLAUDE_BIN") or "claude"
+        self.allowed_tools = tuple(allowed_tools or DEFAULT_ALLOWED_TOOLS)
+        self.disallowed_tools = tuple(DEFAULT_DISALLOWED_TOOLS if disallowed_tools is None else disallowed_tools)
+        self.permission_mode = permission_mode
+
+    def resolve_executable(self, env: dict[str, str]) -> str:
+        """The CLI's path, or :class:`ClaudeCodeNotFoundError` saying how to install it."""
+        found = shutil.which(self.executable, path=env.get("PATH"))
+        if not found:
+            raise ClaudeCodeNotFoundError(
+                f"the claude-code agent needs the `{self.executable}` executable on PATH "
+                "(install Claude Code: npm install -g @anthropic-ai/claude-code)"
+            )
+        return found
+
+    def command(self, executable: str, ctx: AgentContext) -> list[str]:
+        """The argument vector for one run."""
+        model = ctx.model or self.model
+        argv = [executable, "-p", ctx.prompt, "--output-format", "stream-json", "--verbose"]
+        argv += ["--max-turns", str(ctx.budgets.max_turns)]
+        argv += ["--permission-mode", self.permission_mode]
+        if self.allowed_tools:
+            argv += ["--allowedTools", ",".join(self.allowed_tools)]
+        if self.disallowed_tools:
+            argv += ["--disallowedTools", ",".join(self.disallowed_tools)]
+        if model:
+            argv += ["--model", model]
+        if ctx.system_prompt:
+            argv += ["--append-system-prompt", ctx.system_prompt]
+        if ctx.budgets.max_cost_usd is not None:
+            argv += ["--max-budget-usd", f"{ctx.budgets.max_cost_usd:g}"]
+        return argv
+
+    def run(self, ctx: AgentContext) -> AgentResult:
+        env = cli_environment()
+        try:
+            executable = self.resolve_executable(env)
+        except ClaudeCodeNotFoundError as exc:
+            return AgentResult(status="error", error=str(exc), model=ctx.model or self.model)
+        timeout = ctx.remaining_s()
+        if timeout <= 0:
+            return AgentResult(status="timeout", error="no time left before the run's deadline", model=ctx.model or self.model)
+        completed = run_command(
+            shlex.join(self.command(executable, ctx)),
+            cwd=ctx.workspace,
+            timeout_s=timeout,
+            env=env,
+            output_cap=OUTPUT_CAP,
+        )
+        parsed = parse_cli_output(completed.stdout)
+        return self._result(ctx, completed, parsed)
+
+    def _result(self, ctx: AgentContext, completed: Any, parsed: ClaudeCodeOutput) -> AgentResult:
+        result = parsed.result or {}
+        model_usage = result.get("modelUsage")
+        reported = next(iter(model_usage)) if isinstance(model_usage, dict) and len(model_usage) == 1 else None
+        model = parsed.model or reported or ctx.model or self.model
+        tokens_in, tokens_out, cache_read, cache_write = _usage_totals(result) if result else (0, 0, 0, 0)
+        cost = result.get("total_cost_usd") if result else None
+        agent_result = AgentResult(
+            model=model,
+            final_answer=str(result.get("result") or "") if result else "",
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            cache_read_tokens=cache_read,
+            cache_write_tokens=cache_write,
+            # The CLI prices its own calls; without a result line the spend is unknown, not zero.
+            cost_usd=float(cost) if isinstance(cost, (int, float)) else None,
+            tool_calls=parsed.tool_calls,
+            turns=int(result.get("num_turns") or parsed.assistant_messages) if result else parsed.assistant_messages,
+            transcript=parsed.transcript,
+        )
+        subtype = str(result.get("subtype") or "")
+        if completed.timed_out:
+            agent_result.status = "timeout"
+            agent_result.error = f"claude did not finish before the deadline ({completed.duration_ms / 1000:.0f} s)"
+        elif not result:
+            agent_result.status = "error"
+            detail = (completed.stderr or completed.stdout).strip().splitlines()[-1:] or ["no output"]
+            agent_result.error = f"claude exited with status {completed.exit_code} without a result: {detail[0][:500]}"
+        elif subtype in ("error_max_turns", "error_max_budget_usd"):
+            agent_result.status = "budget_exceeded"
+            agent_result.error = f"claude stopped: {subtype}"
+        elif result.get("is_error") or subtype.startswith("error"):
+            agent_result.status = "failed"
+            agent_result.error = f"claude reported an error ({subtype or 'is_error'}): {str(result.get('result') or '')[:500]}"
+        elif completed.exit_code not in (0, None):
+            agent_result.status = "failed"
+            agent_result.error = f"claude exited with status {completed.exit_code}"
+        return agent_result
+
+
+def _factory(model: str | None = None, **options: Any) -> ClaudeCodeAgent:
+    return ClaudeCodeAgent(model=model, **options)
+
+
+register_agent("claude-code", _factory)

@@ -1,0 +1,181 @@
+"""The claude-code agent, driven against a fake ``claude`` executable on PATH."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.agents import create_agent
+from harness.agents.base import AgentContext, Budgets
+from harness.agents.claude_code import parse_cli_output
+from harness.scenarios import Scenario
+
+# The real CLI's stream-json shape: an init line, assistant/user messages, a final result.
+FAKE_CLAUDE = r'''#!{python}
+import json, os, sys, time
+from pathlib import Path
+
+Path(os.environ["FAKE_CLAUDE_RECORD"]).write_text(json.dumps({{"argv": sys.argv[1:], "env": dict(os.environ), "cwd": os.getcwd()}}))
+mode = os.environ.get("FAKE_CLAUDE_MODE", "success")
+if mode == "sleep":
+    pid = os.fork()
+    if pid == 0:
+        Path(os.environ["FAKE_CLAUDE_CHILD"]).write_text(str(os.getpid()))
+        time.sleep(60)
+        os._exit(0)
+    time.sleep(60)
+if mode == "crash":
+    print("Error: something broke", file=sys.stderr)
+    sys.exit(1)
+
+def emit(obj):
+    print(json.dumps(obj), flush=True)
+
+emit({{"type": "system", "subtype": "init", "cwd": os.getcwd(), "session_id": "s-1",
+      "tools": ["Read", "Edit", "Bash"], "model": "claude-sonnet-4-5-20250929", "permissionMode": "acceptEdits"}})
+emit({{"type": "assistant", "session_id": "s-1", "message": {{"id": "msg_1", "type": "message", "role": "assistant",
+      "model": "claude-sonnet-4-5-20250929", "content": [
+        {{"type": "text", "text": "Reading the code."}},
+        {{"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {{"file_path": "calc.py"}}}}],
+      "usage": {{"input_tokens": 10, "output_tokens": 5}}}}}})
+emit({{"type": "user", "session_id": "s-1", "message": {{"role": "user", "content": [
+        {{"type": "tool_result", "tool_use_id": "toolu_1", "content": "def add(a, b): return a - b"}}]}}}})
+Path("calc.py").write_text("def add(a, b):\n    return a + b\n")
+emit({{"type": "assistant", "session_id": "s-1", "message": {{"id": "msg_2", "type": "message", "role": "assistant",
+      "model": "claude-sonnet-4-5-20250929", "content": [
+        {{"type": "tool_use", "id": "toolu_2", "name": "Edit", "input": {{"file_path": "calc.py", "old_string": "a - b", "new_string": "a + b"}}}},
+        {{"type": "tool_use", "id": "toolu_3", "name": "Bash", "input": {{"command": "python -m pytest -q"}}}}]}}}})
+emit({{"type": "user", "session_id": "s-1", "message": {{"role": "user", "content": [
+        {{"type": "tool_result", "tool_use_id": "toolu_2", "content": "ok"}},
+        {{"type": "tool_result", "tool_use_id": "toolu_3", "content": [{{"type": "text", "text": "1 passed"}}]}}]}}}})
+subtype = "error_max_turns" if mode == "max_turns" else "success"
+emit({{"type": "result", "subtype": subtype, "is_error": mode == "max_turns", "duration_ms": 5230, "duration_api_ms": 4100,
+      "num_turns": 3, "result": "Fixed add() to return a + b; tests pass.", "session_id": "s-1",
+      "total_cost_usd": 0.0123, "usage": {{"input_tokens": 120, "cache_creation_input_tokens": 300,
+      "cache_read_input_tokens": 4500, "output_tokens": 80}},
+      "modelUsage": {{"claude-sonnet-4-5-20250929": {{"inputTokens": 120, "outputTokens": 80,
+      "cacheReadInputTokens": 4500, "cacheCreationInputTokens": 300, "costUSD": 0.0123}}}},
+      "permission_denials": []}})
+'''
+
+
+@pytest.fixture
+def fake_claude(tmp_path, monkeypatch):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    exe = bindir / "claude"
+    exe.write_text(FAKE_CLAUDE.format(python=sys.executable))
+    exe.chmod(0o755)
+    record = tmp_path / "record.json"
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setenv("FAKE_CLAUDE_RECORD", str(record))
+    monkeypatch.setenv("FAKE_CLAUDE_CHILD", str(tmp_path / "child.pid"))
+    monkeypatch.delenv("ZE_BENCHMARKS_CLAUDE_BIN", raising=False)
+    return record
+
+
+def _context(tmp_path: Path, **kwargs) -> AgentContext:
+    workspace = tmp_path / "ws"
+    workspace.mkdir(exist_ok=True)
+    (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    scenario = Scenario(suite="s", name="n", path=tmp_path, suite_path=tmp_path, id="n")
+    return AgentContext(scenario=scenario, prompt="Fix add() in calc.py", workspace=workspace, **kwargs)
+
+
+def test_claude_code_edits_workspace_and_reports_tokens_cost_turns_and_tool_calls(fake_claude, tmp_path):
+    ctx = _context(tmp_path)
+    result = create_agent("claude-code").run(ctx)
+    assert result.status == "completed", result.error
+    assert (ctx.workspace / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    assert result.final_answer == "Fixed add() to return a + b; tests pass."
+    assert (result.tokens_in, result.tokens_out) == (120, 80)
+    assert (result.cache_read_tokens, result.cache_write_tokens) == (4500, 300)
+    assert result.cost_usd == pytest.approx(0.0123)
+    assert result.turns == 3
+    assert result.tool_calls == 3
+    assert result.model == "claude-sonnet-4-5-20250929"
+    tool_names = [e["tool_call"]["name"] for e in result.transcript if "tool_call" in e]
+    assert tool_names == ["Read", "Edit", "Bash"]
+    assert json.loads(fake_claude.read_text())["cwd"] == str(ctx.workspace.resolve())
+
+
+def test_claude_code_passes_prompt_budgets_model_and_system_prompt_as_flags(fake_claude, tmp_path):
+    ctx = _context(tmp_path, budgets=Budgets(max_turns=7, max_cost_usd=1.5), system_prompt="Be terse.")
+    create_agent("claude-code", model="claude-haiku-4-5").run(ctx)
+    argv = json.loads(fake_claude.read_text())["argv"]
+    assert argv[:2] == ["-p", "Fix add() in calc.py"]
+    flags = {argv[i]: argv[i + 1] for i in range(2, len(argv) - 1) if argv[i].startswith("--")}
+    assert flags["--output-format"] == "stream-json"
+    assert flags["--max-turns"] == "7"
+    assert flags["--model"] == "claude-haiku-4-5"
+    assert flags["--append-system-prompt"] == "Be terse."
+    assert flags["--max-budget-usd"] == "1.5"
+    assert "Bash" in flags["--allowedTools"].split(",")
+
+
+def test_claude_code_environment_keeps_only_the_cli_key(fake_claude, tmp_path, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-for-the-cli")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-secret")
+    monkeypatch.setenv("ZE_BENCHMARKS_API_KEY", "worker-secret")
+    monkeypatch.setenv("GITHUB_TOKEN", "gh-secret")
+    create_agent("claude-code").run(_context(tmp_path))
+    env = json.loads(fake_claude.read_text())["env"]
+    assert env["ANTHROPIC_API_KEY"] == "sk-ant-for-the-cli"
+    for name in ("OPENAI_API_KEY", "ZE_BENCHMARKS_API_KEY", "GITHUB_TOKEN"):
+        assert name not in env
+
+
+def test_claude_code_missing_executable_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    monkeypatch.delenv("ZE_BENCHMARKS_CLAUDE_BIN", raising=False)
+    result = create_agent("claude-code").run(_context(tmp_path))
+    assert result.status == "error"
+    assert "`claude` executable on PATH" in result.error
+    assert "npm install -g @anthropic-ai/claude-code" in result.error
+
+
+def test_claude_code_deadline_kills_the_cli_and_its_children(fake_claude, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_CLAUDE_MODE", "sleep")
+    ctx = _context(tmp_path, deadline=time.monotonic() + 2.0)
+    result = create_agent("claude-code").run(ctx)
+    assert result.status == "timeout"
+    child = int((tmp_path / "child.pid").read_text())
+    for _ in range(50):  # the killed child may take a moment to be reaped by init
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("the CLI's child process survived the deadline")
+
+
+def test_claude_code_max_turns_result_is_budget_exceeded(fake_claude, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_CLAUDE_MODE", "max_turns")
+    result = create_agent("claude-code").run(_context(tmp_path))
+    assert result.status == "budget_exceeded"
+    assert result.tokens_out == 80  # spend is still recorded
+
+
+def test_claude_code_crash_without_result_is_an_error_with_unknown_cost(fake_claude, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_CLAUDE_MODE", "crash")
+    result = create_agent("claude-code").run(_context(tmp_path))
+    assert result.status == "error"
+    assert "something broke" in result.error
+    assert result.cost_usd is None
+
+
+def test_parse_cli_output_accepts_single_json_result_object():
+    text = json.dumps(
+        {"type": "result", "subtype": "success", "is_error": False, "num_turns": 1, "result": "hi",
+         "total_cost_usd": 0.002, "usage": {"input_tokens": 3, "output_tokens": 6, "cache_read_input_tokens": 15}}
+    )
+    parsed = parse_cli_output(text)
+    assert parsed.result["result"] == "hi"
+    assert parsed.tool_calls == 0
