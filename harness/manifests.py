@@ -1,0 +1,140 @@
+"""Dependency manifests: what a project declares in package.json, pyproject.toml and
+requirements*.txt. Used by the workspace diff (dependency changes) and the
+``dependency_targets`` evaluator."""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.globs import walk_files
+
+NODE_SECTIONS = ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies")
+# Directories that never hold a project's own manifests.
+SKIP_DIRS = frozenset({"node_modules", ".git", ".venv", "venv", "__pycache__", "dist", "build", ".next", ".turbo"})
+_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._\-]*)\s*(\[[^\]]*\])?\s*(.*?)\s*$")
+
+
+@dataclass(frozen=True)
+class DeclaredDependency:
+    """One dependency as a manifest declares it."""
+
+    name: str
+    spec: str  # the range/specifier as written ("^19.1.0", ">=2.31,<3", "" for any)
+    section: str  # "dependencies", "devDependencies", "engines", "project", "optional:dev", "requirements"
+    file: str  # manifest path relative to the project root
+
+
+def is_manifest(rel_path: str) -> bool:
+    name = rel_path.rsplit("/", 1)[-1]
+    return name in ("package.json", "pyproject.toml") or (name.startswith("requirements") and name.endswith(".txt"))
+
+
+def normalize_python_name(name: str) -> str:
+    """PEP 503 normalised name (``Foo_Bar`` -> ``foo-bar``)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def parse_requirement(line: str) -> tuple[str, str] | None:
+    """``"requests[socks]>=2.31; python_version>'3'"`` -> ``("requests", ">=2.31")``."""
+    line = line.split(";", 1)[0].strip()
+    if not line or line.startswith(("#", "-")) or "://" in line:
+        return None
+    m = _REQUIREMENT.match(line)
+    if not m:
+        return None
+    spec = m.group(3).strip()
+    if spec.startswith("(") and spec.endswith(")"):
+        spec = spec[1:-1]
+    return m.group(1), spec
+
+
+def _node(text: str, rel: str) -> list[DeclaredDependency]:
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        return []
+    out = []
+    for section in (*NODE_SECTIONS, "engines"):
+        deps = data.get(section)
+        if isinstance(deps, dict):
+            out += [DeclaredDependency(str(n), str(v), section, rel) for n, v in deps.items()]
+    return out
+
+
+def _poetry_spec(value: object) -> str:
+    if isinstance(value, dict):
+        value = value.get("version", "")
+    spec = str(value).strip()
+    return "" if spec == "*" else spec
+
+
+def _pyproject(text: str, rel: str) -> list[DeclaredDependency]:
+    data = tomllib.loads(text)
+    out = []
+
+    def add(reqs: object, section: str) -> None:
+        for req in reqs if isinstance(reqs, list) else []:
+            parsed = parse_requirement(str(req)) if isinstance(req, str) else None
+            if parsed:
+                out.append(DeclaredDependency(normalize_python_name(parsed[0]), parsed[1], section, rel))
+
+    project = data.get("project") or {}
+    add(project.get("dependencies"), "project")
+    for extra, reqs in (project.get("optional-dependencies") or {}).items():
+        add(reqs, f"optional:{extra}")
+    for group, reqs in (data.get("dependency-groups") or {}).items():
+        add(reqs, f"group:{group}")
+    poetry = (data.get("tool") or {}).get("poetry") or {}
+    tables = [("poetry", poetry.get("dependencies")), ("poetry:dev", poetry.get("dev-dependencies"))]
+    tables += [(f"poetry:{g}", (t or {}).get("dependencies")) for g, t in (poetry.get("group") or {}).items()]
+    for section, table in tables:
+        for name, value in (table or {}).items():
+            if name.lower() != "python":
+                out.append(DeclaredDependency(normalize_python_name(name), _poetry_spec(value), section, rel))
+    return out
+
+
+def _requirements(text: str, rel: str) -> list[DeclaredDependency]:
+    out = []
+    for line in text.splitlines():
+        parsed = parse_requirement(line.split(" #", 1)[0])
+        if parsed:
+            out.append(DeclaredDependency(normalize_python_name(parsed[0]), parsed[1], "requirements", rel))
+    return out
+
+
+class ManifestError(ValueError):
+    pass
+
+
+def parse_manifest_text(text: str, rel_path: str) -> list[DeclaredDependency]:
+    """Dependencies declared by one manifest's text. Raises :class:`ManifestError` if malformed."""
+    name = rel_path.rsplit("/", 1)[-1]
+    try:
+        if name == "package.json":
+            return _node(text, rel_path)
+        if name == "pyproject.toml":
+            return _pyproject(text, rel_path)
+        return _requirements(text, rel_path)
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ManifestError(f"{rel_path}: cannot parse: {exc}") from None
+
+
+def find_manifests(root: Path) -> list[str]:
+    """Relative paths of every manifest under ``root`` (skipping node_modules, .git, ...)."""
+    return [rel for rel in walk_files(root, SKIP_DIRS) if is_manifest(rel)]
+
+
+def declared_dependencies(root: Path) -> tuple[list[DeclaredDependency], list[str]]:
+    """All dependencies declared under ``root``, and the errors of manifests that did not parse."""
+    deps: list[DeclaredDependency] = []
+    errors: list[str] = []
+    for rel in find_manifests(root):
+        try:
+            deps += parse_manifest_text((root / rel).read_text("utf-8"), rel)
+        except (ManifestError, OSError, UnicodeDecodeError) as exc:
+            errors.append(str(exc))
+    return deps, errors

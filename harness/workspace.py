@@ -1,0 +1,303 @@
+"""Workspaces: a fresh copy of a scenario's fixture for one run, and its diff against the fixture.
+
+Copy safety. A workspace file must never share storage with the fixture file it came from,
+because agents and their commands write in place (``>>``, ``open(..., "r+")``, truncating
+writes) and the harness may run as root, which ignores read-only permission bits. Hard links
+would therefore let a run corrupt the committed fixture, so they are not used. Each file is
+copied with a reflink (``FICLONE``: copy-on-write, the fixture's blocks stay untouched by any
+later write) where the filesystem supports it, and with the kernel's in-kernel copy
+(``shutil.copyfile`` → ``copy_file_range``/``sendfile``) otherwise. Either way the workspace
+owns its own data; ``tests/test_workspace.py`` writes through every mode and checks the
+fixture is unchanged.
+
+Never copied: ``node_modules``, ``.git``, build output and caches (``ALWAYS_EXCLUDED``), plus
+the scenario's ``workspace.exclude`` globs (a pattern without ``/`` matches at any depth).
+Symlinks are recreated only when they are relative and stay inside the fixture; others are
+skipped and reported, so no link leads from a workspace back into the fixture or elsewhere.
+"""
+
+from __future__ import annotations
+
+import difflib
+import errno
+import fcntl
+import os
+import secrets
+import shutil
+import stat
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.globs import walk_files
+from harness.manifests import ManifestError, is_manifest, parse_manifest_text
+
+if TYPE_CHECKING:
+    from harness.scenarios import Scenario
+
+ALWAYS_EXCLUDED = frozenset({
+    "node_modules", ".git", ".hg", ".svn",
+    "dist", "build", "out-tsc", ".next", ".nuxt", ".turbo", ".parcel-cache", "coverage", ".nyc_output",
+    "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox", ".venv", "venv",
+})
+DEFAULT_WORKSPACES_ROOT = Path("results") / "workspaces"
+DEFAULT_DIFF_CAP = 200_000  # bytes of unified diff text kept
+_FICLONE = 0x40049409  # linux/fs.h: _IOW(0x94, 9, int)
+_NO_REFLINK = {errno.EOPNOTSUPP, errno.ENOTTY, errno.EXDEV, errno.EINVAL, errno.ENOSYS, errno.EBADF}
+
+
+class WorkspaceError(RuntimeError):
+    """The workspace could not be created or populated."""
+
+
+@dataclass
+class CopyReport:
+    files: int = 0
+    bytes: int = 0
+    reflinked: int = 0
+    skipped_links: list[str] = field(default_factory=list)
+
+
+class _FileCopier:
+    """Copies single files with a reflink when possible; remembers when reflinks are unsupported."""
+
+    def __init__(self) -> None:
+        self.reflink_ok = True
+
+    def copy(self, src: Path, dst: Path, report: CopyReport) -> None:
+        size = src.stat().st_size
+        if self.reflink_ok and size > 0:
+            try:
+                with open(src, "rb") as fin, open(dst, "wb") as fout:
+                    fcntl.ioctl(fout.fileno(), _FICLONE, fin.fileno())
+                shutil.copystat(src, dst)
+                report.reflinked += 1
+                report.files += 1
+                report.bytes += size
+                return
+            except OSError as exc:
+                if exc.errno not in _NO_REFLINK:
+                    raise
+                self.reflink_ok = False
+        shutil.copyfile(src, dst)  # a new inode with its own data
+        shutil.copystat(src, dst)
+        report.files += 1
+        report.bytes += size
+
+
+def _inside(target: Path, root: Path) -> bool:
+    try:
+        target.relative_to(root)
+        return True
+    except ValueError:
+        return False
+
+
+def copy_tree(src: Path, dst: Path, exclude: list[str] | tuple[str, ...] = (),
+              prune_dirs: frozenset[str] = ALWAYS_EXCLUDED) -> CopyReport:
+    """Copy ``src`` into ``dst`` (created if needed), overwriting files already there.
+
+    Skips ``prune_dirs`` and ``exclude`` globs. The copy never shares data with ``src``.
+    """
+    src = Path(src)
+    dst = Path(dst)
+    real_src = src.resolve()
+    report = CopyReport()
+    copier = _FileCopier()
+    dst.mkdir(parents=True, exist_ok=True)
+    for rel in walk_files(src, prune_dirs, exclude, anywhere=True):
+        source = src / rel
+        target = dst / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.is_symlink() or (target.exists() and not target.is_dir()):
+            target.unlink()
+        elif target.is_dir() and not source.is_dir():
+            shutil.rmtree(target)
+        if source.is_symlink():
+            link = os.readlink(source)
+            resolved = (source.parent / link).resolve()
+            if os.path.isabs(link) or not _inside(resolved, real_src):
+                report.skipped_links.append(rel)
+                continue
+            os.symlink(link, target)
+            continue
+        mode = source.lstat().st_mode
+        if not stat.S_ISREG(mode):
+            continue  # sockets, fifos, devices: never part of a fixture
+        copier.copy(source, target, report)
+    return report
+
+
+@dataclass
+class Workspace:
+    """A run's private copy of the fixture."""
+
+    path: Path
+    fixture: Path | None
+    exclude: list[str]
+    copy: CopyReport
+
+    def remove(self) -> None:
+        """Delete the workspace directory (idempotent)."""
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def create_workspace(scenario: Scenario, root: Path | str | None = None, label: str | None = None) -> Workspace:
+    """Copy ``scenario``'s fixture to ``<root>/<suite>-<scenario>[-label]-<random>/``.
+
+    ``root`` defaults to ``results/workspaces`` in the current directory. A scenario without a
+    fixture (artifact-only) gets an empty workspace.
+    """
+    base = Path(root) if root is not None else DEFAULT_WORKSPACES_ROOT
+    suffix = f"-{label}" if label else ""
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        while True:
+            path = base / f"{scenario.suite}-{scenario.name}{suffix}-{secrets.token_hex(4)}"
+            try:
+                path.mkdir()
+                break
+            except FileExistsError:
+                continue
+        report = CopyReport()
+        if scenario.fixture_dir is not None:
+            report = copy_tree(scenario.fixture_dir, path, scenario.workspace_exclude)
+    except OSError as exc:
+        raise WorkspaceError(f"cannot create workspace for {scenario.key}: {exc}") from exc
+    return Workspace(path=path.resolve(), fixture=scenario.fixture_dir, exclude=list(scenario.workspace_exclude),
+                     copy=report)
+
+
+def overlay(src: Path, workspace: Path) -> CopyReport:
+    """Lay the files of ``src`` over ``workspace`` (the oracle's solution, hidden tests)."""
+    return copy_tree(src, workspace, prune_dirs=frozenset({".git", "node_modules", "__pycache__"}))
+
+
+# --------------------------------------------------------------------------- diff
+
+
+@dataclass
+class DependencyChange:
+    file: str
+    name: str
+    section: str
+    before: str | None  # None: added
+    after: str | None  # None: removed
+
+
+@dataclass
+class WorkspaceDiff:
+    """What a run changed relative to the fixture."""
+
+    added: list[str] = field(default_factory=list)
+    modified: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    patch: str = ""  # unified diff text, capped
+    truncated: bool = False
+    dependency_changes: list[DependencyChange] = field(default_factory=list)
+
+    @property
+    def changed_files(self) -> list[str]:
+        return sorted({*self.added, *self.modified, *self.deleted})
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.added or self.modified or self.deleted)
+
+    def summary(self) -> str:
+        return f"{len(self.added)} added, {len(self.modified)} modified, {len(self.deleted)} deleted"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["changed_files"] = self.changed_files
+        return data
+
+
+def _read(path: Path) -> bytes | None:
+    if path.is_symlink():
+        return f"symlink -> {os.readlink(path)}".encode()
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _as_text(data: bytes | None) -> list[str] | None:
+    if data is None:
+        return []
+    if b"\0" in data[:8192]:
+        return None
+    try:
+        lines = data.decode("utf-8").splitlines(keepends=True)
+    except UnicodeDecodeError:
+        return None
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"  # keeps unified_diff's output line-structured
+    return lines
+
+
+def _dependency_changes(rel: str, before: bytes | None, after: bytes | None) -> list[DependencyChange]:
+    def parse(data: bytes | None) -> dict[tuple[str, str], str]:
+        if data is None:
+            return {}
+        try:
+            return {(d.section, d.name): d.spec for d in parse_manifest_text(data.decode("utf-8", "replace"), rel)}
+        except ManifestError:
+            return {}
+
+    old, new = parse(before), parse(after)
+    changes = []
+    for key in sorted(set(old) | set(new)):
+        if old.get(key) != new.get(key):
+            changes.append(DependencyChange(rel, key[1], key[0], old.get(key), new.get(key)))
+    return changes
+
+
+def compute_diff(fixture: Path | None, workspace: Path, exclude: list[str] | tuple[str, ...] = (),
+                 max_bytes: int = DEFAULT_DIFF_CAP) -> WorkspaceDiff:
+    """Diff ``workspace`` against ``fixture``.
+
+    The fixture side honours the same exclusions as the copy, so files never copied do not
+    count as deleted; on the workspace side only ``ALWAYS_EXCLUDED`` directories are skipped,
+    so an agent creating an excluded file name still shows up. Text files get a unified diff;
+    binary files a one-line note. The patch keeps at most ``max_bytes`` characters and says
+    how many files were left out.
+    """
+    before = set(walk_files(fixture, ALWAYS_EXCLUDED, exclude, anywhere=True)) if fixture else set()
+    after = set(walk_files(workspace, ALWAYS_EXCLUDED))
+    diff = WorkspaceDiff(added=sorted(after - before), deleted=sorted(before - after))
+    for rel in sorted(before & after):
+        a, b = fixture / rel, workspace / rel
+        if a.is_symlink() != b.is_symlink() or _read(a) != _read(b):
+            diff.modified.append(rel)
+
+    pieces: list[str] = []
+    size = 0
+    left_out = 0
+    for rel in diff.changed_files:
+        old = _read(fixture / rel) if rel in before else None
+        new = _read(workspace / rel) if rel in after else None
+        if is_manifest(rel):
+            diff.dependency_changes += _dependency_changes(rel, old, new)
+        if size >= max_bytes:
+            left_out += 1
+            continue
+        old_lines, new_lines = _as_text(old), _as_text(new)
+        if old_lines is None or new_lines is None:
+            piece = f"Binary files a/{rel} and b/{rel} differ\n"
+        else:
+            piece = "".join(difflib.unified_diff(
+                old_lines, new_lines,
+                fromfile=f"a/{rel}" if rel in before else "/dev/null",
+                tofile=f"b/{rel}" if rel in after else "/dev/null",
+            ))
+        if size + len(piece) > max_bytes:
+            piece = piece[: max_bytes - size] + "\n"
+            diff.truncated = True
+        pieces.append(piece)
+        size += len(piece)
+    if left_out:
+        diff.truncated = True
+        pieces.append(f"... diff truncated: {left_out} more changed file(s) not shown\n")
+    diff.patch = "".join(pieces)
+    return diff
