@@ -1,0 +1,85 @@
+"""Scoring of one run from its evaluator results (DESIGN section 5). Pure functions.
+
+score = Σ w·s / Σ w over results with status ``ok`` (skipped and error results do not count);
+w comes from ``rubric_overrides.weights``, default 1. A run is successful when its score is at
+least the scenario's ``success_threshold`` and no gating command failed (``install``, and
+``test`` when the scenario has one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from harness.evaluators.base import EvaluatorResult
+
+GATING_COMMANDS = ("install", "test")
+VALIDATION_GROUP = "validation"
+
+# Weight keys the original harness used for the same measurements; honoured as fallbacks so
+# its suites' rubric_overrides keep their meaning.
+WEIGHT_ALIASES: dict[str, tuple[str, ...]] = {
+    "install": ("install_success",),
+    "test": ("tests_nonregression", "test_success"),
+    "build": ("build_success",),
+    "lint": ("lint_success",),
+    "typecheck": ("typecheck_success",),
+}
+
+
+@dataclass
+class RunScore:
+    """The outcome of scoring one run."""
+
+    score: float | None  # None when no evaluator produced an ok result
+    successful: bool
+    weights: dict[str, float] = field(default_factory=dict)  # result name -> weight used
+    gating_failures: list[str] = field(default_factory=list)
+    counted: int = 0  # results with status ok
+
+
+def result_weight(result: EvaluatorResult, weights: Mapping[str, float]) -> float:
+    """The weight of ``result``: its own name, then the original's alias, then its group, else 1."""
+    for key in (result.name, *WEIGHT_ALIASES.get(result.name, ()), result.data.get("group")):
+        if key and key in weights:
+            return float(weights[key])
+    return 1.0
+
+
+def weighted_score(results: Iterable[EvaluatorResult], weights: Mapping[str, float] | None = None) -> float | None:
+    """Σ w·s / Σ w over ``ok`` results; None when nothing counts (no ok results or all weights 0)."""
+    weights = weights or {}
+    total_w = 0.0
+    total = 0.0
+    for r in results:
+        if r.status != "ok":
+            continue
+        w = result_weight(r, weights)
+        total_w += w
+        total += w * min(1.0, max(0.0, r.score))
+    return total / total_w if total_w > 0 else None
+
+
+def gating_failures(results: Iterable[EvaluatorResult]) -> list[str]:
+    """Names of gating validation commands (install, test) that did not pass."""
+    failed = []
+    for r in results:
+        if r.name in GATING_COMMANDS and r.data.get("group") == VALIDATION_GROUP:
+            if r.status == "error" or (r.status == "ok" and r.score < 1.0):
+                failed.append(r.name)
+    return failed
+
+
+def score_run(results: list[EvaluatorResult], weights: Mapping[str, float] | None = None,
+              success_threshold: float = 0.7) -> RunScore:
+    """Score and success of a run from its evaluator results."""
+    weights = weights or {}
+    score = weighted_score(results, weights)
+    gates = gating_failures(results)
+    return RunScore(
+        score=score,
+        successful=score is not None and score >= success_threshold and not gates,
+        weights={r.name: result_weight(r, weights) for r in results if r.status == "ok"},
+        gating_failures=gates,
+        counted=sum(1 for r in results if r.status == "ok"),
+    )
