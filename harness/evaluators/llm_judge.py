@@ -1,0 +1,295 @@
+"""The LLM judge: a model reads what the agent did and scores it per category (DESIGN section 5).
+
+The judge sees the task prompt, the scenario's constraints and targets, the agent's final
+answer, the workspace diff (size-capped) and the validation commands' results, and answers
+with a JSON object scoring every category 1-5 with its reasoning. The evaluator's score is
+the weighted mean of ``(s - 1) / 4`` over the categories, with the scenario's category
+weights normalised to sum to 1 (equal weights when none are given).
+
+The scenario's ``llm_judge`` model, temperature and max_tokens are honoured; the provider is
+``llm_judge.provider`` when set, else inferred from the model name (``claude-*`` ->
+anthropic, ``gpt-*``/``o<digit>*`` -> openai, ``vendor/model`` -> openrouter). Without a model
+the judge uses ``$ZE_BENCHMARKS_JUDGE_MODEL`` or the default of the first provider that has
+credentials. No credentials means status ``skipped`` (it does not count), never a 0 score.
+An answer that cannot be parsed is retried once (the model is told what was wrong); a second
+failure is status ``error``. The judge's tokens and cost are recorded on the result, apart
+from the agent's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from harness.evaluators.base import EvaluationContext, EvaluatorResult
+
+NAME = "llm_judge"
+
+# Used when the scenario names no judge model: the first provider with credentials wins.
+DEFAULT_MODELS = (
+    ("anthropic", "claude-sonnet-4-6"),
+    ("openai", "gpt-4.1"),
+    ("openrouter", "anthropic/claude-sonnet-4.5"),
+)
+
+# Used when the scenario lists no categories: (slug, weight, description).
+DEFAULT_CATEGORIES: tuple[tuple[str, float, str], ...] = (
+    ("correctness", 40.0, "Correctness (40%): the change does what the task asks and the code works."),
+    ("completeness", 20.0, "Completeness (20%): every part of the task is addressed; nothing is left half done."),
+    ("code_quality", 20.0, "Code Quality (20%): the change is clear, idiomatic and minimal, without unrelated edits."),
+    ("constraints", 20.0, "Constraints (20%): the stated constraints and targets are respected."),
+)
+
+DIFF_CAP = 40_000  # characters of the workspace diff shown to the judge
+ANSWER_CAP = 8_000
+COMMAND_OUTPUT_CAP = 2_000  # per command, tail kept (failures print their summary last)
+
+SYSTEM_PROMPT = (
+    "You review the work of an automated coding agent. You are strict and fair: you judge the "
+    "actual changes shown in the diff and the command results, not the agent's claims about them. "
+    "You answer with one JSON object and nothing else."
+)
+
+
+class JudgeAnswerError(ValueError):
+    """The judge's answer is not the JSON object asked for."""
+
+
+@dataclass
+class Category:
+    slug: str
+    weight: float  # normalised: all categories sum to 1
+    text: str
+
+
+def infer_provider(model: str, explicit: str | None = None) -> str:
+    """The provider that serves ``model``: ``explicit`` when given, else guessed from the name."""
+    if explicit:
+        return explicit
+    name = model.lower()
+    if "/" in name:
+        return "openrouter"
+    if name.startswith("claude"):
+        return "anthropic"
+    if name.startswith(("gpt-", "chatgpt-")) or re.match(r"^o\d", name):
+        return "openai"
+    raise ValueError(f"cannot tell which provider serves judge model {model!r}; set llm_judge.provider")
+
+
+def _has_credentials(provider: str) -> bool:
+    from harness.providers import has_credentials
+
+    return has_credentials(provider)
+
+
+def choose_model(configured: str | None, provider: str | None) -> tuple[str, str] | None:
+    """(provider, model) for the judge, or None when no default provider has credentials."""
+    model = configured or os.environ.get("ZE_BENCHMARKS_JUDGE_MODEL") or None
+    if model:
+        return infer_provider(model, provider), model
+    for name, default in DEFAULT_MODELS:
+        if (provider is None or provider == name) and _has_credentials(name):
+            return name, default
+    return None
+
+
+def categories_for(config_categories: list[tuple[str, float, str]]) -> list[Category]:
+    """The scenario's categories (or the defaults) with weights normalised to sum to 1."""
+    raw = list(config_categories) or list(DEFAULT_CATEGORIES)
+    weights = [max(0.0, float(w or 0.0)) for _, w, _ in raw]
+    total = sum(weights)
+    if total <= 0:
+        weights = [1.0] * len(raw)
+        total = float(len(raw))
+    return [Category(slug, w / total, text) for (slug, _, text), w in zip(raw, weights)]
+
+
+def _cap_tail(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"[... {len(text) - limit} characters omitted ...]\n" + text[-limit:]
+
+
+def _cap_head(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} characters omitted ...]"
+
+
+def _diff_section(ctx: EvaluationContext) -> str:
+    diff = ctx.diff
+    if diff is None:
+        return "(no diff was recorded for this run)"
+    if diff.is_empty:
+        return "(the agent changed no files)"
+    lines = [f"Files: {diff.summary()}"]
+    for label, files in (("added", diff.added), ("modified", diff.modified), ("deleted", diff.deleted)):
+        if files:
+            lines.append(f"{label}: {', '.join(files)}")
+    patch = diff.patch or "(no textual diff; binary files only)"
+    if diff.truncated:
+        patch += "\n[... the diff was truncated ...]"
+    lines.append(_cap_head(patch, DIFF_CAP))
+    return "\n".join(lines)
+
+
+def _commands_section(ctx: EvaluationContext) -> str:
+    if not ctx.command_results:
+        return "(no validation commands were run)"
+    parts = []
+    for name, result in ctx.command_results.items():
+        status = "timed out" if result.timed_out else f"exit code {result.exit_code}"
+        output = _cap_tail(result.combined_output().strip(), COMMAND_OUTPUT_CAP) or "(no output)"
+        parts.append(f"### {name}: `{result.command}` -> {status}\n{output}")
+    return "\n\n".join(parts)
+
+
+def build_prompt(ctx: EvaluationContext, categories: list[Category]) -> str:
+    """The judge's user message."""
+    scenario = ctx.scenario
+    answer = ctx.agent_result.final_answer if ctx.agent_result is not None else ""
+    sections = [
+        f"# Task given to the agent\n{ctx.prompt.strip() or '(empty)'}",
+    ]
+    if scenario.description:
+        sections.append(f"# Scenario\n{scenario.title or scenario.name}: {scenario.description.strip()}")
+    if scenario.constraints:
+        sections.append("# Constraints\n" + json.dumps(scenario.constraints, indent=2, default=str))
+    if scenario.targets:
+        sections.append("# Targets\n" + json.dumps(scenario.targets, indent=2, default=str))
+    sections.append("# The agent's final answer\n" + (_cap_head(answer.strip(), ANSWER_CAP) or "(no answer)"))
+    sections.append("# Workspace diff (fixture -> after the agent)\n" + _diff_section(ctx))
+    sections.append("# Validation command results\n" + _commands_section(ctx))
+    rubric = "\n".join(f"- `{c.slug}` (weight {c.weight:.0%}): {c.text}" for c in categories)
+    example = {c.slug: {"score": 3, "reasoning": "..."} for c in categories}
+    sections.append(
+        "# How to answer\n"
+        "Score each category from 1 (very poor) to 5 (excellent):\n"
+        f"{rubric}\n\n"
+        "Reply with only this JSON object (integer scores 1-5, every category present):\n"
+        + json.dumps({"scores": example, "summary": "one or two sentences"}, indent=2)
+    )
+    return "\n\n".join(sections)
+
+
+def parse_answer(text: str, categories: list[Category]) -> tuple[dict[str, int], dict[str, str], str]:
+    """(scores, reasonings, summary) from the judge's text; :class:`JudgeAnswerError` says what is wrong."""
+    stripped = text.strip()
+    fenced = re.search(r"```(?:json)?\s*(.*?)```", stripped, re.DOTALL)
+    if fenced:
+        stripped = fenced.group(1).strip()
+    start, end = stripped.find("{"), stripped.rfind("}")
+    if start < 0 or end <= start:
+        raise JudgeAnswerError("the answer contains no JSON object")
+    try:
+        data = json.loads(stripped[start : end + 1])
+    except ValueError as exc:
+        raise JudgeAnswerError(f"the JSON does not parse: {exc}") from exc
+    scores_obj = data.get("scores") if isinstance(data, dict) else None
+    if not isinstance(scores_obj, dict):
+        raise JudgeAnswerError('the object has no "scores" object')
+    scores: dict[str, int] = {}
+    reasons: dict[str, str] = {}
+    for cat in categories:
+        entry = scores_obj.get(cat.slug)
+        value = entry.get("score") if isinstance(entry, dict) else entry
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise JudgeAnswerError(f'category "{cat.slug}" has no numeric score')
+        if not 1 <= value <= 5 or float(value) != int(value):
+            raise JudgeAnswerError(f'category "{cat.slug}" score {value!r} is not an integer from 1 to 5')
+        scores[cat.slug] = int(value)
+        reasons[cat.slug] = str(entry.get("reasoning", "")) if isinstance(entry, dict) else ""
+    summary = data.get("summary", "")
+    return scores, reasons, str(summary) if summary is not None else ""
+
+
+def weighted_score(scores: dict[str, int], categories: list[Category]) -> float:
+    """Weighted mean of ``(s - 1) / 4``; weights already normalised. In [0, 1]."""
+    total = sum(c.weight * (scores[c.slug] - 1) / 4.0 for c in categories)
+    return min(1.0, max(0.0, total))
+
+
+def evaluate_llm_judge(ctx: EvaluationContext, *, provider_factory: Any = None) -> EvaluatorResult:
+    """Ask the judge model to score the run. ``provider_factory(name)`` replaces ``get_provider`` (tests)."""
+    from harness.providers import ChatRequest, Message, MissingCredentialsError, ProviderError, get_provider
+
+    config = ctx.scenario.llm_judge
+    try:
+        chosen = choose_model(config.model, config.provider)
+    except ValueError as exc:
+        return EvaluatorResult(name=NAME, score=0.0, status="error", details=str(exc))
+    if chosen is None:
+        return EvaluatorResult(
+            name=NAME,
+            score=0.0,
+            status="skipped",
+            details="no judge credentials: set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY",
+        )
+    provider_name, model = chosen
+    try:
+        if not _has_credentials(provider_name):
+            raise MissingCredentialsError(_env_var(provider_name), provider_name)
+        provider = (provider_factory or get_provider)(provider_name)
+    except MissingCredentialsError as exc:
+        return EvaluatorResult(name=NAME, score=0.0, status="skipped", details=f"judge skipped: {exc}",
+                               data={"provider": provider_name, "model": model})
+    except ProviderError as exc:
+        return EvaluatorResult(name=NAME, score=0.0, status="error", details=str(exc),
+                               data={"provider": provider_name, "model": model})
+
+    categories = categories_for(config.categories)
+    messages = [Message(role="user", content=build_prompt(ctx, categories))]
+    tokens_in = tokens_out = 0
+    cost: float | None = 0.0
+    attempts: list[dict[str, Any]] = []
+    data: dict[str, Any] = {"provider": provider_name, "model": model, "temperature": config.temperature,
+                            "max_tokens": config.max_tokens, "attempts": attempts}
+    for attempt in range(2):
+        request = ChatRequest(messages=list(messages), model=model, system=SYSTEM_PROMPT,
+                              max_tokens=config.max_tokens, temperature=config.temperature)
+        try:
+            response = provider.chat(request, use_cache=ctx.use_cache)
+        except ProviderError as exc:
+            return EvaluatorResult(name=NAME, score=0.0, status="error", details=f"judge call failed: {exc}",
+                                   data=data, tokens_in=tokens_in, tokens_out=tokens_out, cost_usd=cost)
+        usage = response.usage
+        tokens_in += usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+        tokens_out += usage.output_tokens
+        cost = None if cost is None or response.cost_usd is None else cost + response.cost_usd
+        data["model"] = response.model or model
+        try:
+            scores, reasons, summary = parse_answer(response.text, categories)
+        except JudgeAnswerError as exc:
+            attempts.append({"ok": False, "problem": str(exc), "answer": response.text[:2000]})
+            # Show the model its answer and what was wrong; the changed request also keeps the
+            # response cache from handing back the same unusable answer.
+            messages += [
+                Message(role="assistant", content=response.text or "(empty)"),
+                Message(role="user", content=f"That answer could not be used: {exc}. "
+                        "Reply again with only the JSON object described above."),
+            ]
+            continue
+        attempts.append({"ok": True})
+        score = weighted_score(scores, categories)
+        data["categories"] = [
+            {"slug": c.slug, "weight": c.weight, "score": scores[c.slug], "reasoning": reasons[c.slug]} for c in categories
+        ]
+        data["summary"] = summary
+        details = "; ".join(f"{c.slug} {scores[c.slug]}/5" for c in categories)
+        return EvaluatorResult(name=NAME, score=score, status="ok", details=details, data=data,
+                               tokens_in=tokens_in, tokens_out=tokens_out, cost_usd=cost)
+    return EvaluatorResult(
+        name=NAME,
+        score=0.0,
+        status="error",
+        details=f"the judge's answer could not be parsed twice: {attempts[-1]['problem']}",
+        data=data,
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+        cost_usd=cost,
+    )
+
+
+def _env_var(provider: str) -> str:
+    from harness.providers import CREDENTIAL_ENV
+
+    return CREDENTIAL_ENV.get(provider) or ""
