@@ -1,0 +1,230 @@
+"""mint snapshot: run split, comparison, schema validation, numbered never-overwriting writes."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import json5
+import pytest
+from scipy import stats as sps
+
+from harness.mint import comparison
+from harness.mint.output import write_next_numbered
+from harness.mint.snapshot import MintError, build_snapshot, mint_snapshot, write_snapshot
+from harness.results.client import ResultsClient
+from harness.results.records import BatchRecord, EvaluationRecord, RunRecord, Telemetry
+from harness.specialists import Specialist
+
+TEMPLATE = {
+    "$schema": "../harness/schemas/template.schema.json",
+    "schema_version": "0.0.1",
+    "name": "@acme/py-fixer",
+    "version": "1.2.0",
+    "persona": {"purpose": "Fix Python bugs."},
+}
+
+
+def _specialist() -> Specialist:
+    return Specialist(name=TEMPLATE["name"], version=TEMPLATE["version"], template=dict(TEMPLATE),
+                      source=Path("templates/py-fixer.json5"))
+
+
+def _run(i: int, score: float | None, *, specialist: bool, scenario: str = "s1", iteration: int | None = None,
+         model: str = "m1", name: str = "@acme/py-fixer", version: str = "1.2.0", status: str = "completed",
+         failure_class: str | None = None) -> RunRecord:
+    return RunRecord(
+        run_id=f"run_{i:04d}_{'s' if specialist else 'b'}",
+        suite="py-bugs", scenario=scenario, tier="L1", agent="anthropic", model=model, batch_id="batch_x",
+        status=status, failure_class=failure_class, total_score=score, is_successful=bool(score and score >= 0.7),
+        specialist_enabled=specialist, specialist_name=name if specialist else None,
+        specialist_version=version if specialist else None,
+        started_at=f"2026-01-01T00:00:{i:02d}Z",
+        metadata={} if iteration is None else {"iteration": iteration},
+        evaluations=[EvaluationRecord("validation", score or 0.0), EvaluationRecord("llm_judge", 0.0, status="skipped")],
+        telemetry=Telemetry(tokens_in=100 + i, tokens_out=20, tool_calls=3, turns=2, duration_ms=1500.0, cost_usd=0.01),
+    )
+
+
+class MemoryClient(ResultsClient):
+    """The results contract over a dict, enough for mint."""
+
+    def __init__(self, runs: list[RunRecord]):
+        self.runs = {r.run_id: r for r in runs}
+
+    def post_run(self, run):
+        self.runs[run.run_id] = run
+        return "stored"
+
+    def post_batch(self, batch):
+        pass
+
+    def get_run(self, run_id):
+        return self.runs.get(run_id)
+
+    def get_transcript(self, run_id):
+        return None
+
+    def list_runs(self, limit=100, **filters):
+        return [r for r in self.runs.values() if r.batch_id == filters.get("batchId")][:limit]
+
+    def list_batches(self, limit=50):
+        return []
+
+    def get_batch(self, batch_id):
+        runs = [r for r in self.runs.values() if r.batch_id == batch_id]
+        if not runs:
+            return None
+        return BatchRecord(batch_id=batch_id, total_runs=len(runs), metadata={"note": "test"})
+
+    def stats(self):
+        return {}
+
+
+BASE = [0.3, 0.4, 0.35, 0.5]
+SPEC = [0.8, 0.9, 0.7, 0.95]
+
+
+def _paired_runs() -> list[RunRecord]:
+    runs = [_run(i, s, specialist=False, iteration=i) for i, s in enumerate(BASE)]
+    runs += [_run(10 + i, s, specialist=True, iteration=i) for i, s in enumerate(SPEC)]
+    return runs
+
+
+def test_comparison_is_paired_when_every_run_has_a_match():
+    snapshot, excluded = build_snapshot(_specialist(), BatchRecord("batch_x"), _paired_runs())
+    comp = snapshot["benchmarks"]["comparison"]
+    ref = sps.ttest_rel(SPEC, BASE)
+    ci = ref.confidence_interval(0.95)
+    assert comp["test"] == "paired_t" and comp["paired_samples"] == 4
+    assert comp["baseline_avg_score"] == pytest.approx(sum(BASE) / 4)
+    assert comp["specialist_avg_score"] == pytest.approx(sum(SPEC) / 4)
+    assert comp["improvement"] == pytest.approx(sum(SPEC) / 4 - sum(BASE) / 4)
+    assert comp["improvement_pct"] == pytest.approx((sum(SPEC) - sum(BASE)) / sum(BASE) * 100, abs=0.01)
+    assert comp["p_value"] == pytest.approx(ref.pvalue, rel=1e-5)
+    assert comp["ci_low"] == pytest.approx(ci.low, abs=1e-6) and comp["ci_high"] == pytest.approx(ci.high, abs=1e-6)
+    assert comp["verdict"] == "better"
+    assert (comp["baseline_runs"], comp["specialist_runs"]) == (4, 4)
+    assert comp["models_compared"][0]["model"] == "m1"
+    assert comp["models_compared"][0]["verdict"] == "better"
+    assert excluded == []
+
+
+def test_comparison_falls_back_to_welch_when_runs_do_not_pair():
+    runs = [_run(i, s, specialist=False, iteration=i) for i, s in enumerate(BASE)]
+    runs += [_run(10 + i, s, specialist=True, iteration=i) for i, s in enumerate(SPEC[:3])]
+    snapshot, _ = build_snapshot(_specialist(), BatchRecord("batch_x"), runs)
+    comp = snapshot["benchmarks"]["comparison"]
+    ref = sps.ttest_ind(SPEC[:3], BASE, equal_var=False)
+    assert comp["test"] == "welch_t" and comp["paired_samples"] == 0
+    assert comp["p_value"] == pytest.approx(ref.pvalue, rel=1e-5)
+    assert any("do not cover every run" in n for n in comp["notes"])
+
+
+def test_runs_without_iteration_pair_in_start_order():
+    runs = [_run(i, s, specialist=False) for i, s in enumerate(BASE)]
+    runs += [_run(10 + i, s, specialist=True) for i, s in enumerate(SPEC)]
+    pairs, complete = comparison.match_pairs([r for r in runs if not r.specialist_enabled],
+                                             [r for r in runs if r.specialist_enabled])
+    assert complete
+    assert [(b.total_score, s.total_score) for b, s in pairs] == list(zip(BASE, SPEC))
+
+
+def test_per_model_figures_and_excluded_runs():
+    runs = _paired_runs()
+    runs.append(_run(30, 0.2, specialist=False, model="m2"))
+    runs.append(_run(31, 0.9, specialist=True, model="m2", version="0.9.0"))
+    runs.append(_run(32, 0.9, specialist=True, name="@other/thing"))
+    runs.append(_run(33, None, specialist=True, status="error", failure_class="agent"))
+    runs.append(_run(34, 0.0, specialist=True, status="error", failure_class="infra"))
+    snapshot, excluded = build_snapshot(_specialist(), BatchRecord("batch_x"), runs)
+    reasons = {e["run_id"]: e["reason"] for e in excluded}
+    assert "not 1.2.0" in reasons["run_0031_s"]
+    assert "another specialist" in reasons["run_0032_s"]
+    assert "no score" in reasons["run_0033_s"]
+    assert "infra" in reasons["run_0034_s"]
+    models = {m["model"]: m for m in snapshot["benchmarks"]["comparison"]["models_compared"]}
+    assert models["m2"]["baseline_score"] == 0.2 and models["m2"]["specialist_score"] is None
+    assert models["m2"]["verdict"] == "not enough evidence"
+    assert len(snapshot["benchmarks"]["runs"]) == len(runs)  # every run is listed, compared or not
+
+
+def test_runs_are_mapped_to_snake_case():
+    snapshot, _ = build_snapshot(_specialist(), BatchRecord("batch_x"), _paired_runs())
+    run = snapshot["benchmarks"]["runs"][0]
+    assert run["run_id"] == "run_0000_b" and run["overall_score"] == 0.3
+    assert run["specialist_enabled"] is False and run["iteration"] == 0
+    assert run["telemetry"]["token_usage"] == {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+    assert run["telemetry"]["duration_ms"] == 1500.0
+    assert run["evaluations"]["validation"]["score"] == 0.3
+    scoring = snapshot["benchmarks"]["scoring"]
+    assert [e["name"] for e in scoring["evaluators"]] == ["validation"]  # skipped evaluators do not count
+    suites = snapshot["benchmarks"]["test_suites"]
+    assert suites == [{"name": "s1", "suite": "py-bugs", "path": "py-bugs/s1", "type": "functional", "tiers": ["L1"]}]
+
+
+def test_no_baseline_runs_means_not_enough_evidence():
+    runs = [_run(10 + i, s, specialist=True, iteration=i) for i, s in enumerate(SPEC)]
+    snapshot, _ = build_snapshot(_specialist(), BatchRecord("batch_x"), runs)
+    comp = snapshot["benchmarks"]["comparison"]
+    assert comp["baseline_avg_score"] is None and comp["improvement"] is None
+    assert comp["verdict"] == "not enough evidence" and comp["p_value"] is None
+
+
+def test_mint_writes_numbered_snapshots_that_reload(tmp_path):
+    client = MemoryClient(_paired_runs())
+    first = mint_snapshot(_specialist(), "batch_x", tmp_path, client)
+    second = mint_snapshot(_specialist(), "batch_x", tmp_path, client)
+    assert first.path == tmp_path / "py-fixer" / "1.2.0" / "snapshot-001.json5"
+    assert second.path == tmp_path / "py-fixer" / "1.2.0" / "snapshot-002.json5"
+    loaded = json5.loads(first.path.read_text())
+    assert loaded["name"] == "@acme/py-fixer" and "$schema" not in loaded
+    meta = loaded["snapshot_metadata"]
+    assert meta["batch_id"] == "batch_x" and meta["template_version"] == "1.2.0"
+    assert meta["batch"]["agents"] == ["anthropic"] and meta["batch"]["metadata"] == {"note": "test"}
+
+
+def test_mint_of_unknown_batch_is_an_error(tmp_path):
+    with pytest.raises(MintError, match="batch 'nope' not found"):
+        mint_snapshot(_specialist(), "nope", tmp_path, MemoryClient(_paired_runs()))
+    assert not any(tmp_path.iterdir())
+
+
+def test_snapshot_failing_its_schema_is_never_written(tmp_path):
+    snapshot, _ = build_snapshot(_specialist(), BatchRecord("batch_x"), _paired_runs())
+    snapshot["benchmarks"]["runs"][0]["overall_score"] = 1.5  # out of [0, 1]
+    del snapshot["snapshot_metadata"]["batch_id"]
+    with pytest.raises(MintError) as err:
+        write_snapshot(snapshot, tmp_path)
+    fields = {i.field for i in err.value.issues}
+    assert "benchmarks.runs[0].overall_score" in fields and "snapshot_metadata.batch_id" in fields
+    assert list(tmp_path.rglob("*")) == []
+
+
+def test_concurrent_writers_never_share_a_number(tmp_path):
+    results: list[tuple[int, Path]] = []
+    lock = threading.Lock()
+
+    def writer(i: int) -> None:
+        out = write_next_numbered(tmp_path, "snapshot", json.dumps({"writer": i}))
+        with lock:
+            results.append(out)
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(n for n, _ in results) == list(range(1, 13))
+    writers = {json.loads(p.read_text())["writer"] for _, p in results}
+    assert writers == set(range(12))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"snapshot-{i:03d}.json5" for i in range(1, 13)]
+
+
+def test_existing_snapshot_is_never_overwritten(tmp_path):
+    (tmp_path / "snapshot-001.json5").write_text("keep")
+    (tmp_path / "snapshot-007.json5").write_text("keep too")
+    number, path = write_next_numbered(tmp_path, "snapshot", "{}")
+    assert number == 8 and path.name == "snapshot-008.json5"
+    assert (tmp_path / "snapshot-001.json5").read_text() == "keep"
