@@ -1,0 +1,30 @@
+"""Stored results: typed records and the client that reaches the worker (HTTP or in-process)."""
+
+from harness.results.client import PostOutcome, ResultsClient, ResultsError
+from harness.results.factory import open_client
+from harness.results.records import (
+    BatchRecord,
+    EvaluationRecord,
+    RunRecord,
+    Telemetry,
+    new_batch_id,
+    new_run_id,
+)
+from harness.results.spool import Spool, SyncReport
+from harness.results.worker_client import WorkerClient
+
+__all__ = [
+    "BatchRecord",
+    "EvaluationRecord",
+    "PostOutcome",
+    "ResultsClient",
+    "ResultsError",
+    "RunRecord",
+    "Spool",
+    "SyncReport",
+    "Telemetry",
+    "WorkerClient",
+    "new_batch_id",
+    "new_run_id",
+    "open_client",
+]

@@ -1,0 +1,55 @@
+"""``open_client()``: the results client for this environment."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from harness.results.spool import Spool
+from harness.results.worker_client import WorkerClient
+
+log = logging.getLogger(__name__)
+
+DEFAULT_DB = os.path.join("results", "bench.db")
+DEFAULT_SPOOL = os.path.join("results", "spool")
+
+
+def open_client(worker_url: str | None = None, api_key: str | None = None,
+                db_path: str | None = None, *, spool_dir: str | None = None,
+                sync_spool: bool = True, retries: int = 3, timeout_s: float = 30.0) -> WorkerClient:
+    """Open the results client.
+
+    With a worker URL (argument or ``ZE_BENCHMARKS_WORKER_URL``) requests go over HTTP with
+    ``api_key`` (or ``ZE_BENCHMARKS_API_KEY``; on a loopback URL the ``worker dev``
+    development key is the fallback). Without one, the worker core runs in-process on
+    ``db_path`` (or ``ZE_BENCHMARKS_DB``, default ``results/bench.db``).
+
+    Requests that cannot be delivered are spooled under ``spool_dir`` (or
+    ``ZE_BENCHMARKS_SPOOL_DIR``, default ``results/spool``); with ``sync_spool`` the spool
+    is delivered now, before anything new is posted.
+    """
+    url = worker_url or os.environ.get("ZE_BENCHMARKS_WORKER_URL") or None
+    spool = Spool(spool_dir or os.environ.get("ZE_BENCHMARKS_SPOOL_DIR") or DEFAULT_SPOOL)
+    if url:
+        from harness.results.http_transport import HttpTransport, is_loopback_url
+
+        key = api_key or os.environ.get("ZE_BENCHMARKS_API_KEY") or None
+        if key is None and is_loopback_url(url):
+            from worker.config import DEV_API_KEY
+
+            key = DEV_API_KEY
+        transport = HttpTransport(url, key, retries=retries, timeout_s=timeout_s)
+    else:
+        from harness.results.inprocess import InProcessTransport
+
+        transport = InProcessTransport(db_path or os.environ.get("ZE_BENCHMARKS_DB") or DEFAULT_DB)
+    client = WorkerClient(transport, spool)
+    if sync_spool and spool.count():
+        report = client.sync(wait_for_lock=False)
+        if report.delivered or report.duplicates:
+            log.info("delivered %d spooled request(s) to %s", report.delivered + report.duplicates,
+                     transport.description)
+        if report.remaining:
+            log.warning("%d request(s) still spooled in %s (%s)", report.remaining,
+                        spool.pending_dir, report.error or "another process is delivering")
+    return client

@@ -1,0 +1,43 @@
+"""The in-process transport: the worker core itself, on a local SQLite file.
+
+Requests go through the same routing, validation, authentication and SQL as over HTTP; only
+the socket is missing. This is the embedded default when no worker URL is configured.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from typing import Any
+from urllib.parse import urlencode
+
+from harness.results.transport import TransportResponse, decode_body
+from worker.config import WorkerConfig
+from worker.local import LocalWorker
+from worker.messages import Request
+
+
+class InProcessTransport:
+    """The worker core on ``db_path`` (created and migrated on first use)."""
+
+    def __init__(self, db_path: str) -> None:
+        self.db_path = db_path
+        # A key private to this process: writes are authenticated exactly as over HTTP.
+        self._key = secrets.token_urlsafe(24)
+        self._worker = LocalWorker(db_path, WorkerConfig(api_key=self._key))
+        self.description = f"in-process worker on {os.path.relpath(db_path) if not os.path.isabs(db_path) else db_path}"
+
+    def request(self, method: str, path: str, *, query: dict[str, Any] | None = None,
+                body: Any = None) -> TransportResponse:
+        url = path + ("?" + urlencode(query) if query else "")
+        headers = {"authorization": f"Bearer {self._key}"}
+        raw = b""
+        if body is not None:
+            raw = json.dumps(body, ensure_ascii=False).encode("utf-8")
+            headers["content-type"] = "application/json"
+        response = self._worker.handle(Request.from_url(method, url, headers, raw))
+        return TransportResponse(response.status, decode_body(response.body), dict(response.headers))
+
+    def close(self) -> None:
+        self._worker.close()

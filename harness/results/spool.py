@@ -1,0 +1,182 @@
+"""The on-disk spool: requests the worker could not take yet, kept until delivered.
+
+Each spooled request is one JSON file in ``<dir>/pending/``, written atomically (temporary
+file, fsync, rename), so a crash leaves either the whole file or none. Delivery goes in file
+name order (spool time) and deletes a file only after the worker confirmed it; a file that
+was delivered just before a crash is sent again and the worker, idempotent on ``runId``,
+answers "duplicate" — every run ends up stored exactly once. Requests the worker rejects
+for good (400, 409, 413) move to ``<dir>/rejected/`` with the error, never deleted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import itertools
+import json
+import os
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Literal
+
+Kind = Literal["run", "batch"]
+
+_counter = itertools.count()
+
+
+@dataclass
+class SpoolEntry:
+    path: str
+    kind: Kind
+    body: dict[str, Any]
+    reason: str
+
+    @property
+    def key(self) -> str:
+        return str(self.body.get("runId") if self.kind == "run" else self.body.get("batchId"))
+
+
+@dataclass
+class SyncReport:
+    """What one delivery pass did."""
+
+    delivered: int = 0
+    duplicates: int = 0
+    rejected: int = 0
+    remaining: int = 0
+    error: str | None = None  # why delivery stopped early (worker unreachable), if it did
+    skipped_locked: bool = False  # another process was delivering
+
+
+class Spool:
+    """A directory of pending requests."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        self.pending_dir = os.path.join(directory, "pending")
+        self.rejected_dir = os.path.join(directory, "rejected")
+
+    def add(self, kind: Kind, body: dict[str, Any], reason: str) -> str:
+        """Persist one request durably; return its file path."""
+        os.makedirs(self.pending_dir, exist_ok=True)
+        key = str(body.get("runId") if kind == "run" else body.get("batchId"))
+        safe_key = "".join(c if c.isalnum() or c in "_.-" else "_" for c in key)[:100]
+        name = f"{time.time_ns():020d}-{os.getpid()}-{next(_counter):06d}-{kind}-{safe_key}.json"
+        record = {"kind": kind, "body": body, "reason": reason,
+                  "spooledAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        return _write_atomic(os.path.join(self.pending_dir, name), record)
+
+    def pending(self) -> list[SpoolEntry]:
+        """Pending entries, oldest first. Unreadable files are moved to rejected/."""
+        if not os.path.isdir(self.pending_dir):
+            return []
+        entries = []
+        for name in sorted(os.listdir(self.pending_dir)):
+            if not name.endswith(".json"):
+                continue
+            path = os.path.join(self.pending_dir, name)
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    record = json.load(fh)
+                entries.append(SpoolEntry(path, record["kind"], record["body"], record.get("reason", "")))
+            except FileNotFoundError:
+                continue  # delivered by another process meanwhile
+            except (ValueError, KeyError, TypeError) as exc:
+                self._move_to_rejected(path, f"unreadable spool file: {exc}")
+        return entries
+
+    def count(self) -> int:
+        if not os.path.isdir(self.pending_dir):
+            return 0
+        return sum(1 for n in os.listdir(self.pending_dir) if n.endswith(".json"))
+
+    def rejected_count(self) -> int:
+        if not os.path.isdir(self.rejected_dir):
+            return 0
+        return sum(1 for n in os.listdir(self.rejected_dir) if n.endswith(".json"))
+
+    def reject(self, kind: Kind, body: dict[str, Any], error: str) -> str:
+        """Keep a request the worker refused for good, with the reason."""
+        path = self.add(kind, body, error)
+        return self._move_to_rejected(path, error)
+
+    def deliver(self, send: Callable[[SpoolEntry], Literal["stored", "duplicate", "rejected", "unavailable"]],
+                *, wait_for_lock: bool = True) -> SyncReport:
+        """Send pending entries in order with ``send``; stop at the first "unavailable".
+
+        Only one process delivers at a time (a lock file); with ``wait_for_lock=False`` a
+        busy spool is skipped instead of waited for.
+        """
+        report = SyncReport()
+        if not os.path.isdir(self.pending_dir):
+            return report
+        with self._lock(wait_for_lock) as acquired:
+            if not acquired:
+                report.skipped_locked = True
+                report.remaining = self.count()
+                return report
+            for entry in self.pending():
+                outcome = send(entry)
+                if outcome == "unavailable":
+                    report.error = "worker unavailable"
+                    break
+                if outcome == "rejected":
+                    report.rejected += 1
+                    continue  # send() moved it to rejected/
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.path)
+                if outcome == "duplicate":
+                    report.duplicates += 1
+                else:
+                    report.delivered += 1
+            report.remaining = self.count()
+        return report
+
+    def move_to_rejected(self, entry: SpoolEntry, error: str) -> str:
+        return self._move_to_rejected(entry.path, error)
+
+    def _move_to_rejected(self, path: str, error: str) -> str:
+        os.makedirs(self.rejected_dir, exist_ok=True)
+        target = os.path.join(self.rejected_dir, os.path.basename(path))
+        try:
+            with open(path, encoding="utf-8") as fh:
+                record = json.load(fh)
+            record["error"] = error
+            _write_atomic(target, record)
+            os.unlink(path)
+        except (ValueError, OSError):
+            # Keep the bytes as they are, whatever they hold.
+            os.replace(path, target)
+        return target
+
+    @contextlib.contextmanager
+    def _lock(self, wait: bool) -> Iterator[bool]:
+        os.makedirs(self.directory, exist_ok=True)
+        fd = os.open(os.path.join(self.directory, ".lock"), os.O_CREAT | os.O_RDWR, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            except BlockingIOError:
+                yield False
+                return
+            try:
+                yield True
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+
+def _write_atomic(path: str, record: dict[str, Any]) -> str:
+    tmp = os.path.join(os.path.dirname(path), f".tmp-{os.getpid()}-{next(_counter)}")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(record, fh, ensure_ascii=False)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    dir_fd = os.open(os.path.dirname(path), os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+    return path

@@ -1,0 +1,247 @@
+"""The worker core: routing, authentication, CORS and error handling around the store.
+
+:class:`WorkerApp` turns a :class:`worker.messages.Request` into a
+:class:`worker.messages.Response`. It is the same object under ``worker dev``, under
+Cloudflare Python Workers and in-process inside the harness; only the storage backend and
+the configuration differ.
+"""
+
+from __future__ import annotations
+
+import hmac
+import time
+import traceback
+from datetime import datetime, timezone
+from typing import Any, Awaitable, Callable
+
+from worker import store
+from worker.config import WorkerConfig
+from worker.messages import HttpError, Request, Response, json_response
+from worker.schema import BATCH_FIELDS, RUN_FIELDS, parse_json_body, validate_object
+from worker.storage import Storage, StorageError
+
+Handler = Callable[["WorkerApp", Request, dict[str, str]], Awaitable[Response]]
+
+NEXT_CURSOR_HEADER = "x-next-cursor"
+
+
+class WorkerApp:
+    """The results API over one storage backend."""
+
+    def __init__(self, storage: Storage, config: WorkerConfig,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.storage = storage
+        self.config = config
+        self._clock = clock
+
+    def now_ms(self) -> int:
+        return int(self._clock() * 1000)
+
+    async def handle(self, request: Request) -> Response:
+        """Answer one request; never raises."""
+        try:
+            response = await self._dispatch(request)
+        except HttpError as exc:
+            response = exc.to_response()
+        except StorageError as exc:
+            response = json_response(500, {"error": "storage error", "details": str(exc)})
+        except Exception as exc:  # the API answers JSON even for its own bugs
+            traceback.print_exc()
+            response = json_response(500, {"error": "internal error", "details": type(exc).__name__})
+        self._add_cors(request, response)
+        return response
+
+    async def _dispatch(self, request: Request) -> Response:
+        match = match_route(request.path)
+        if match is None:
+            raise HttpError(404, "not found", f"no route for {request.path}")
+        methods, params = match
+        if request.method == "OPTIONS":
+            return self._preflight(request, methods)
+        handler = methods.get(request.method)
+        if handler is None:
+            allow = ", ".join(sorted({*methods, "OPTIONS"}))
+            raise HttpError(405, "method not allowed", f"{request.path} accepts {allow}",
+                            headers={"allow": allow})
+        if request.method == "POST":
+            self._authorize(request)
+            self._check_size(request)
+        return await handler(self, request, params)
+
+    # ------------------------------------------------------------------ security
+
+    def _authorize(self, request: Request) -> None:
+        if not self.config.api_key:
+            raise HttpError(403, "writes are disabled",
+                            "this worker has no API_SECRET_KEY configured")
+        header = request.header("authorization")
+        if not header:
+            raise HttpError(401, "missing credentials", "send Authorization: Bearer <key>",
+                            headers={"www-authenticate": "Bearer"})
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise HttpError(401, "malformed Authorization header", "expected: Bearer <key>",
+                            headers={"www-authenticate": "Bearer"})
+        if not hmac.compare_digest(token.strip().encode("utf-8"), self.config.api_key.encode("utf-8")):
+            raise HttpError(403, "invalid API key", "the bearer key does not match API_SECRET_KEY")
+
+    def _check_size(self, request: Request) -> None:
+        cap = self.config.max_body_bytes
+        declared = request.header("content-length")
+        if declared and declared.isdigit() and int(declared) > cap:
+            raise HttpError(413, "body too large", f"{declared} bytes; at most {cap}")
+        if len(request.body) > cap:
+            raise HttpError(413, "body too large", f"{len(request.body)} bytes; at most {cap}")
+
+    def origin_allowed(self, origin: str | None) -> bool:
+        if not origin:
+            return False
+        allowed = self.config.allowed_origins
+        return "*" in allowed or origin.rstrip("/") in allowed
+
+    def _add_cors(self, request: Request, response: Response) -> None:
+        origin = request.header("origin")
+        if self.origin_allowed(origin):
+            response.headers["access-control-allow-origin"] = origin  # type: ignore[assignment]
+            response.headers["access-control-expose-headers"] = "X-Next-Cursor"
+            response.headers["vary"] = "Origin"
+
+    def _preflight(self, request: Request, methods: dict[str, Handler]) -> Response:
+        if not self.origin_allowed(request.header("origin")):
+            raise HttpError(403, "origin not allowed", "set ALLOWED_ORIGINS on the worker")
+        return Response(status=204, headers={
+            "access-control-allow-methods": ", ".join(sorted({*methods, "OPTIONS"})),
+            "access-control-allow-headers": "Authorization, Content-Type",
+            "access-control-max-age": "86400",
+        })
+
+    # ------------------------------------------------------------------ handlers
+
+    async def health(self, request: Request, params: dict[str, str]) -> Response:
+        now = datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
+        return json_response(200, {"status": "ok", "timestamp": now})
+
+    async def openapi(self, request: Request, params: dict[str, str]) -> Response:
+        from worker.openapi import openapi_document
+
+        return json_response(200, openapi_document())
+
+    async def list_runs(self, request: Request, params: dict[str, str]) -> Response:
+        runs, cursor = await store.list_runs(self.storage, request.query)
+        return json_response(200, runs, _cursor_header(cursor))
+
+    async def get_run(self, request: Request, params: dict[str, str]) -> Response:
+        run = await self._require_run(params["runId"])
+        evaluations = await store.get_evaluations(self.storage, run["runId"])
+        telemetry = await store.get_telemetry(self.storage, run["runId"])
+        return json_response(200, {"run": run, "evaluations": evaluations, "telemetry": telemetry})
+
+    async def run_evaluations(self, request: Request, params: dict[str, str]) -> Response:
+        run = await self._require_run(params["runId"])
+        return json_response(200, await store.get_evaluations(self.storage, run["runId"]))
+
+    async def run_telemetry(self, request: Request, params: dict[str, str]) -> Response:
+        run = await self._require_run(params["runId"])
+        telemetry = await store.get_telemetry(self.storage, run["runId"])
+        if telemetry is None:
+            raise HttpError(404, "telemetry not found", f"run {run['runId']} has no telemetry")
+        return json_response(200, telemetry)
+
+    async def run_transcript(self, request: Request, params: dict[str, str]) -> Response:
+        run = await self._require_run(params["runId"])
+        return json_response(200, await store.get_transcript(self.storage, run["runId"]))
+
+    async def list_batches(self, request: Request, params: dict[str, str]) -> Response:
+        batches, cursor = await store.list_batches(self.storage, request.query)
+        return json_response(200, batches, _cursor_header(cursor))
+
+    async def get_batch(self, request: Request, params: dict[str, str]) -> Response:
+        batch = await store.get_batch(self.storage, params["batchId"])
+        if batch is None:
+            raise HttpError(404, "batch not found", f"no batch {params['batchId']}")
+        return json_response(200, batch)
+
+    async def stats(self, request: Request, params: dict[str, str]) -> Response:
+        return json_response(200, await store.stats(self.storage))
+
+    async def agent_stats(self, request: Request, params: dict[str, str]) -> Response:
+        return json_response(200, await store.agent_stats(self.storage))
+
+    async def post_result(self, request: Request, params: dict[str, str]) -> Response:
+        run = validate_object(RUN_FIELDS, parse_json_body(request.body))
+        stored = await store.store_run(self.storage, run, self.now_ms())
+        body = {"success": True, "runId": run["runId"], "batchId": run["batchId"],
+                "duplicate": not stored}
+        return json_response(201 if stored else 200, body)
+
+    async def post_batch(self, request: Request, params: dict[str, str]) -> Response:
+        batch = validate_object(BATCH_FIELDS, parse_json_body(request.body))
+        created = await store.upsert_batch(self.storage, batch, self.now_ms())
+        summary = await store.get_batch(self.storage, batch["batchId"], include_runs=False)
+        return json_response(201 if created else 200,
+                             {"success": True, "batchId": batch["batchId"], "batch": summary})
+
+    async def _require_run(self, run_id: str) -> dict[str, Any]:
+        run = await store.get_run(self.storage, run_id)
+        if run is None:
+            raise HttpError(404, "run not found", f"no run {run_id}")
+        return run
+
+
+def _cursor_header(cursor: str | None) -> dict[str, str]:
+    return {NEXT_CURSOR_HEADER: cursor} if cursor else {}
+
+
+# ------------------------------------------------------------------------------- routing
+
+# (path pattern, method, handler). ``{name}`` matches one non-empty path segment.
+ROUTES: tuple[tuple[str, str, Handler], ...] = (
+    ("/health", "GET", WorkerApp.health),
+    ("/openapi.json", "GET", WorkerApp.openapi),
+    ("/api/runs", "GET", WorkerApp.list_runs),
+    ("/api/runs/{runId}", "GET", WorkerApp.get_run),
+    ("/api/runs/{runId}/evaluations", "GET", WorkerApp.run_evaluations),
+    ("/api/runs/{runId}/telemetry", "GET", WorkerApp.run_telemetry),
+    ("/api/runs/{runId}/transcript", "GET", WorkerApp.run_transcript),
+    ("/api/batches", "GET", WorkerApp.list_batches),
+    ("/api/batches/{batchId}", "GET", WorkerApp.get_batch),
+    ("/api/stats", "GET", WorkerApp.stats),
+    ("/api/stats/agents", "GET", WorkerApp.agent_stats),
+    ("/api/results", "POST", WorkerApp.post_result),
+    ("/api/results/batch", "POST", WorkerApp.post_batch),
+)
+
+
+def _segments(path: str) -> list[str]:
+    return [s for s in path.strip("/").split("/") if s] if path.strip("/") else []
+
+
+def match_route(path: str) -> tuple[dict[str, Handler], dict[str, str]] | None:
+    """The handlers by method for ``path`` and the path parameters, or None if no route fits.
+
+    Literal segments win over parameters (``/api/results/batch`` is not a run id).
+    """
+    from urllib.parse import unquote
+
+    parts = [unquote(s) for s in _segments(path)]
+    best: tuple[int, dict[str, Handler], dict[str, str]] | None = None
+    by_pattern: dict[str, dict[str, Handler]] = {}
+    for pattern, method, handler in ROUTES:
+        by_pattern.setdefault(pattern, {})[method] = handler
+    for pattern, methods in by_pattern.items():
+        pat = _segments(pattern)
+        if len(pat) != len(parts):
+            continue
+        params: dict[str, str] = {}
+        literals = 0
+        for p, s in zip(pat, parts):
+            if p.startswith("{"):
+                params[p[1:-1]] = s
+            elif p == s:
+                literals += 1
+            else:
+                break
+        else:
+            if best is None or literals > best[0]:
+                best = (literals, methods, params)
+    return None if best is None else (best[1], best[2])

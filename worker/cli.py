@@ -1,0 +1,76 @@
+"""``worker``: serve the results API locally (``worker dev``) or migrate its database.
+
+Standard library only (argparse), like the rest of the worker.
+
+\b
+Examples:
+  worker dev                                  # http://127.0.0.1:8787, results/bench.db
+  worker dev --port 9000 --db /tmp/bench.db
+  API_SECRET_KEY=s3cret worker dev --host 0.0.0.0
+  worker migrate --db results/bench.db
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from worker.config import WorkerConfig
+
+DEFAULT_DB = os.path.join("results", "bench.db")
+
+
+def _default_db() -> str:
+    return os.environ.get("ZE_BENCHMARKS_DB") or DEFAULT_DB
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="worker",
+        description="The zebench results API: serve it locally or migrate its SQLite database.",
+        epilog="Environment: API_SECRET_KEY (write key), ALLOWED_ORIGINS (CORS, comma separated), "
+               "ZE_BENCHMARKS_DB (default database path).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    dev = sub.add_parser("dev", help="serve the API over HTTP on this machine",
+                         description="Serve the results API on a local SQLite file "
+                                     "(the same file the harness writes in embedded mode).")
+    dev.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    dev.add_argument("--port", type=int, default=8787, help="port (default 8787; 0 = any free port)")
+    dev.add_argument("--db", default=None, help=f"SQLite file (default $ZE_BENCHMARKS_DB or {DEFAULT_DB})")
+    dev.add_argument("-v", "--verbose", action="store_true", help="log every request")
+    mig = sub.add_parser("migrate", help="apply pending migrations to a SQLite file")
+    mig.add_argument("--db", default=None, help=f"SQLite file (default $ZE_BENCHMARKS_DB or {DEFAULT_DB})")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    db_path = args.db or _default_db()
+    if args.command == "migrate":
+        from worker.migrate import apply_migrations
+        from worker.sqlite_backend import SQLiteStorage
+
+        storage = SQLiteStorage(db_path)
+        try:
+            applied = apply_migrations(storage)
+        finally:
+            storage.close()
+        print(f"{db_path}: applied {', '.join(applied)}" if applied else f"{db_path}: up to date")
+        return 0
+    from worker.devserver import serve
+
+    try:
+        serve(args.host, args.port, db_path, WorkerConfig.from_env(os.environ), args.verbose)
+    except ValueError as exc:
+        print(f"worker dev: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"worker dev: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+"""Worker configuration, read from the environment (Workers vars/secrets or ``os.environ``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+# Used by ``worker dev`` only while it listens on a loopback address and no key is set.
+# A deployed worker never falls back to it.
+DEV_API_KEY = "zebench-dev-key"
+
+DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """What the core needs to know about where it runs.
+
+    ``api_key`` None means writes are refused (a deployed worker without ``API_SECRET_KEY``).
+    ``allowed_origins`` holds exact origins, or ``"*"`` for any.
+    """
+
+    api_key: str | None = None
+    allowed_origins: tuple[str, ...] = field(default_factory=tuple)
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, Any] | Any) -> "WorkerConfig":
+        """Read ``API_SECRET_KEY``, ``ALLOWED_ORIGINS`` (comma separated), ``MAX_BODY_BYTES``.
+
+        ``env`` is a mapping (``os.environ``) or an object with attributes (the Workers ``env``).
+        """
+        key = _get(env, "API_SECRET_KEY")
+        origins = _get(env, "ALLOWED_ORIGINS") or ""
+        max_body = _get(env, "MAX_BODY_BYTES")
+        return cls(
+            api_key=key or None,
+            allowed_origins=parse_origins(origins),
+            max_body_bytes=int(max_body) if max_body else DEFAULT_MAX_BODY_BYTES,
+        )
+
+
+def parse_origins(value: str) -> tuple[str, ...]:
+    """``"https://a.example, https://b.example"`` -> a tuple without blanks or trailing slashes."""
+    return tuple(o.strip().rstrip("/") for o in value.split(",") if o.strip())
+
+
+def _get(env: Any, name: str) -> str | None:
+    if isinstance(env, Mapping):
+        value = env.get(name)
+    else:
+        try:
+            value = getattr(env, name)
+        except AttributeError:
+            return None
+    if value is None:
+        return None
+    text = str(value)
+    # Under Pyodide an absent binding can surface as JS undefined/null proxies.
+    return None if text in ("undefined", "null", "") else text

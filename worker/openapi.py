@@ -1,0 +1,198 @@
+"""The OpenAPI 3.1 description served at ``/openapi.json``.
+
+Request bodies come from :mod:`worker.schema` (the same declarations that validate them);
+response shapes are written here and checked against real responses by the test suite.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from worker.schema import (
+    BATCH_FIELDS,
+    EVALUATION_STATUSES,
+    FAILURE_CLASSES,
+    RUN_FIELDS,
+    RUN_STATUSES,
+    json_schema,
+)
+
+_STR = {"type": "string"}
+_NSTR = {"type": ["string", "null"]}
+_NUM = {"type": "number"}
+_NNUM = {"type": ["number", "null"]}
+_INT = {"type": "integer"}
+_BOOL = {"type": "boolean"}
+_OBJ = {"type": "object"}
+
+
+def _obj(props: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "required": list(props), "properties": props}
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+SCHEMAS: dict[str, Any] = {
+    "Error": _obj({"error": _STR, "details": {}}),
+    "Health": _obj({"status": {"const": "ok"}, "timestamp": _STR}),
+    "Run": _obj({
+        "id": _STR, "runId": _STR, "batchId": _NSTR, "suite": _STR, "scenario": _STR,
+        "tier": _STR, "agent": _STR, "model": _NSTR, "status": {"enum": list(RUN_STATUSES)},
+        "failureClass": {"enum": [*FAILURE_CLASSES, None]}, "startedAt": _NSTR,
+        "completedAt": _NSTR, "totalScore": _NNUM, "weightedScore": _NNUM,
+        "isSuccessful": _BOOL, "successMetric": _NNUM, "specialistEnabled": _BOOL,
+        "specialistName": _NSTR, "specialistVersion": _NSTR, "configHash": _NSTR,
+        "metadata": _OBJ, "createdAt": {"type": "integer", "description": "unix ms, when stored"},
+    }),
+    "Evaluation": _obj({
+        "id": _INT, "runId": _STR, "evaluatorName": _STR, "score": _NUM, "maxScore": _NUM,
+        "status": {"enum": list(EVALUATION_STATUSES)}, "details": {}, "createdAt": _STR,
+    }),
+    "Telemetry": _obj({
+        "id": _INT, "runId": _STR, "toolCalls": _INT, "tokensIn": _INT, "tokensOut": _INT,
+        "cacheReadTokens": _INT, "cacheWriteTokens": _INT, "costUsd": _NNUM,
+        "judgeTokensIn": _INT, "judgeTokensOut": _INT, "judgeCostUsd": _NNUM, "turns": _INT,
+        "durationMs": _NUM, "latenciesMs": {"type": "array", "items": _NUM},
+        "workspaceDir": _NSTR,
+    }),
+    "RunDetail": _obj({
+        "run": _ref("Run"),
+        "evaluations": {"type": "array", "items": _ref("Evaluation")},
+        "telemetry": {"oneOf": [_ref("Telemetry"), {"type": "null"}]},
+    }),
+    "Transcript": _obj({
+        "runId": _STR,
+        "transcript": {"type": ["array", "null"], "items": _OBJ},
+        "truncated": _BOOL,
+    }),
+    "Batch": _obj({
+        "batchId": _STR, "createdAt": _INT, "completedAt": {"type": ["integer", "null"]},
+        "totalRuns": _INT, "successfulRuns": _INT, "avgScore": _NNUM,
+        "avgWeightedScore": _NNUM, "metadata": _OBJ,
+    }),
+    "Breakdown": _obj({
+        "key": _NSTR, "runs": _INT, "successfulRuns": _INT, "avgScore": _NNUM,
+        "avgWeightedScore": _NNUM, "minScore": _NNUM, "maxScore": _NNUM,
+    }),
+    "Stats": _obj({
+        "totalRuns": _INT, "successfulRuns": _INT, "avgScore": _NNUM,
+        "avgWeightedScore": _NNUM, "totalBatches": _INT,
+    }),
+    "AgentStats": _obj({
+        "agent": _STR, "runs": _INT, "successfulRuns": _INT, "avgScore": _NNUM,
+        "minScore": _NNUM, "maxScore": _NNUM,
+    }),
+    "PostResultResponse": _obj({
+        "success": {"const": True}, "runId": _STR, "batchId": _NSTR, "duplicate": _BOOL,
+    }),
+    "RunPost": json_schema(RUN_FIELDS),
+    "BatchPost": json_schema(BATCH_FIELDS),
+}
+SCHEMAS["BatchDetail"] = {
+    "allOf": [_ref("Batch"), _obj({
+        "breakdowns": _obj({k: {"type": "array", "items": _ref("Breakdown")}
+                            for k in ("scenario", "agent", "model", "tier")}),
+        "runs": {"type": "array", "items": _ref("Run")},
+    })],
+}
+SCHEMAS["PostBatchResponse"] = _obj({
+    "success": {"const": True}, "batchId": _STR,
+    "batch": {"allOf": [_ref("Batch"), _obj({"breakdowns": _OBJ})]},
+})
+
+
+def _json(schema: dict[str, Any], description: str = "OK", headers: dict[str, Any] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"description": description,
+                           "content": {"application/json": {"schema": schema}}}
+    if headers:
+        out["headers"] = headers
+    return out
+
+
+_ERR = _json(_ref("Error"), "Error")
+_CURSOR = {"X-Next-Cursor": {"description": "Cursor of the next page; absent on the last page.",
+                             "schema": _STR}}
+_PAGE_PARAMS = [
+    {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "default": 100},
+     "description": "Page size; values above 500 are capped at 500."},
+    {"name": "cursor", "in": "query", "schema": _STR,
+     "description": "The X-Next-Cursor header of the previous page."},
+]
+_RUN_FILTER_PARAMS = [
+    {"name": name, "in": "query", "schema": _STR} for name in
+    ("suite", "scenario", "agent", "model", "tier", "status", "batchId", "specialist", "configHash")
+] + [{"name": "specialistEnabled", "in": "query", "schema": {"enum": ["true", "false"]}}]
+_RUN_ID = [{"name": "runId", "in": "path", "required": True, "schema": _STR}]
+_BATCH_ID = [{"name": "batchId", "in": "path", "required": True, "schema": _STR}]
+_AUTH = [{"bearer": []}]
+_WRITE_ERRORS = {"400": _ERR, "401": _ERR, "403": _ERR, "413": _ERR, "500": _ERR}
+
+
+def _get(summary: str, response: dict[str, Any], params: list[Any] | None = None,
+         not_found: bool = False) -> dict[str, Any]:
+    op: dict[str, Any] = {"summary": summary, "responses": {"200": response}}
+    if params:
+        op["parameters"] = params
+    if not_found:
+        op["responses"]["404"] = _ERR
+    return {"get": op}
+
+
+def openapi_document() -> dict[str, Any]:
+    """The API description; every route of :data:`worker.app.ROUTES` appears here."""
+    paths: dict[str, Any] = {
+        "/health": _get("Liveness", _json(_ref("Health"))),
+        "/openapi.json": _get("This document", _json(_OBJ)),
+        "/api/runs": _get("Runs, newest first", _json({"type": "array", "items": _ref("Run")},
+                                                      headers=_CURSOR),
+                          [*_RUN_FILTER_PARAMS, *_PAGE_PARAMS]),
+        "/api/runs/{runId}": _get("A run with its evaluations and telemetry",
+                                  _json(_ref("RunDetail")), _RUN_ID, True),
+        "/api/runs/{runId}/evaluations": _get(
+            "A run's evaluations", _json({"type": "array", "items": _ref("Evaluation")}), _RUN_ID, True),
+        "/api/runs/{runId}/telemetry": _get("A run's telemetry", _json(_ref("Telemetry")), _RUN_ID, True),
+        "/api/runs/{runId}/transcript": _get(
+            "A run's transcript (null when none was posted)", _json(_ref("Transcript")), _RUN_ID, True),
+        "/api/batches": _get("Batches with aggregates, newest first",
+                             _json({"type": "array", "items": _ref("Batch")}, headers=_CURSOR),
+                             _PAGE_PARAMS),
+        "/api/batches/{batchId}": _get(
+            "A batch with aggregates, breakdowns and runs", _json(_ref("BatchDetail")), _BATCH_ID, True),
+        "/api/stats": _get("Totals over all runs", _json(_ref("Stats"))),
+        "/api/stats/agents": _get("Per-agent figures",
+                                  _json({"type": "array", "items": _ref("AgentStats")})),
+        "/api/results": {"post": {
+            "summary": "Store one run (idempotent on runId)",
+            "security": _AUTH,
+            "requestBody": {"required": True,
+                            "content": {"application/json": {"schema": _ref("RunPost")}}},
+            "responses": {
+                "201": _json(_ref("PostResultResponse"), "Stored"),
+                "200": _json(_ref("PostResultResponse"), "Already stored with the same content"),
+                "409": _json(_ref("Error"), "Already stored with different content"),
+                **_WRITE_ERRORS,
+            },
+        }},
+        "/api/results/batch": {"post": {
+            "summary": "Create or update a batch (aggregates are computed from stored runs)",
+            "security": _AUTH,
+            "requestBody": {"required": True,
+                            "content": {"application/json": {"schema": _ref("BatchPost")}}},
+            "responses": {
+                "201": _json(_ref("PostBatchResponse"), "Created"),
+                "200": _json(_ref("PostBatchResponse"), "Updated"),
+                **_WRITE_ERRORS,
+            },
+        }},
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "zebench results worker", "version": "1"},
+        "paths": paths,
+        "components": {
+            "schemas": SCHEMAS,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+    }

@@ -1,0 +1,454 @@
+"""The results store: every SQL statement the routes need, over :class:`worker.storage.Storage`.
+
+Rows go in and out in the camelCase wire form of DESIGN section 6. Aggregates (batch totals,
+breakdowns, stats) are computed by SQL, never trusted from clients.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from datetime import datetime, timezone
+from typing import Any
+
+from worker.messages import HttpError
+from worker.storage import MAX_BOUND_PARAMS, ConstraintError, Statement, Storage
+from worker.transcripts import cap_transcript, split_chunks
+
+# Query parameter -> column. Every one has an index (migrations/0001_initial.sql).
+RUN_FILTERS: dict[str, str] = {
+    "suite": "suite",
+    "scenario": "scenario",
+    "agent": "agent",
+    "model": "model",
+    "tier": "tier",
+    "status": "status",
+    "batchId": "batch_id",
+    "specialist": "specialist_name",
+    "specialistEnabled": "specialist_enabled",
+    "configHash": "config_hash",
+}
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 500
+
+_RUN_COLUMNS = (
+    "run_id", "batch_id", "suite", "scenario", "tier", "agent", "model", "status",
+    "failure_class", "started_at", "completed_at", "total_score", "weighted_score",
+    "is_successful", "success_metric", "specialist_enabled", "specialist_name",
+    "specialist_version", "config_hash", "metadata", "content_hash", "created_at",
+)
+_EVAL_COLUMNS = ("run_id", "position", "evaluator_name", "score", "max_score", "status",
+                 "details", "created_at")
+_TELEMETRY = (  # (column, wire name)
+    ("tool_calls", "toolCalls"), ("tokens_in", "tokensIn"), ("tokens_out", "tokensOut"),
+    ("cache_read_tokens", "cacheReadTokens"), ("cache_write_tokens", "cacheWriteTokens"),
+    ("cost_usd", "costUsd"), ("judge_tokens_in", "judgeTokensIn"),
+    ("judge_tokens_out", "judgeTokensOut"), ("judge_cost_usd", "judgeCostUsd"),
+    ("turns", "turns"), ("duration_ms", "durationMs"), ("latencies_ms", "latenciesMs"),
+    ("workspace_dir", "workspaceDir"),
+)
+_TELEMETRY_REAL = {"cost_usd", "judge_cost_usd", "duration_ms"}
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def _float(value: Any) -> float | None:
+    # D1 returns REAL 2.0 as the integer 2; the wire form keeps numbers as floats.
+    return None if value is None else float(value)
+
+
+def _int(value: Any) -> int:
+    return 0 if value is None else int(value)
+
+
+def content_hash(run: dict[str, Any]) -> str:
+    """The identity of a run's content, used to tell a retry (same) from a conflict (different)."""
+    return hashlib.sha256(_dumps(run).encode("utf-8")).hexdigest()
+
+
+def _iso_now(now_ms: int) -> str:
+    return datetime.fromtimestamp(now_ms / 1000, tz=timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+# ---------------------------------------------------------------------------------- cursors
+
+def encode_cursor(created_at: int, key: str) -> str:
+    raw = _dumps([created_at, key]).encode("utf-8")
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[int, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        created_at, key = json.loads(raw)
+        if not isinstance(created_at, int) or not isinstance(key, str):
+            raise ValueError
+        return created_at, key
+    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError):
+        raise HttpError(400, "invalid cursor", "pass the value of X-Next-Cursor unchanged") from None
+
+
+def parse_limit(value: str | None) -> int:
+    """``limit`` from a query string: default 100, capped at 500."""
+    if value is None or value == "":
+        return DEFAULT_LIMIT
+    try:
+        limit = int(value)
+    except ValueError:
+        raise HttpError(400, "invalid limit", f"an integer from 1 to {MAX_LIMIT}; got {value!r}") from None
+    if limit < 1:
+        raise HttpError(400, "invalid limit", f"an integer from 1 to {MAX_LIMIT}; got {limit}")
+    return min(limit, MAX_LIMIT)
+
+
+# ------------------------------------------------------------------------------------- runs
+
+def run_to_wire(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": row["run_id"],
+        "runId": row["run_id"],
+        "batchId": row["batch_id"],
+        "suite": row["suite"],
+        "scenario": row["scenario"],
+        "tier": row["tier"],
+        "agent": row["agent"],
+        "model": row["model"],
+        "status": row["status"],
+        "failureClass": row["failure_class"],
+        "startedAt": row["started_at"],
+        "completedAt": row["completed_at"],
+        "totalScore": _float(row["total_score"]),
+        "weightedScore": _float(row["weighted_score"]),
+        "isSuccessful": bool(row["is_successful"]),
+        "successMetric": _float(row["success_metric"]),
+        "specialistEnabled": bool(row["specialist_enabled"]),
+        "specialistName": row["specialist_name"],
+        "specialistVersion": row["specialist_version"],
+        "configHash": row["config_hash"],
+        "metadata": json.loads(row["metadata"] or "{}"),
+        "createdAt": _int(row["created_at"]),
+    }
+
+
+def _evaluation_to_wire(row: dict[str, Any]) -> dict[str, Any]:
+    details = row["details"]
+    return {
+        "id": _int(row["id"]),
+        "runId": row["run_id"],
+        "evaluatorName": row["evaluator_name"],
+        "score": _float(row["score"]),
+        "maxScore": _float(row["max_score"]),
+        "status": row["status"],
+        "details": None if details is None else json.loads(details),
+        "createdAt": row["created_at"],
+    }
+
+
+def _telemetry_to_wire(row: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": _int(row["id"]), "runId": row["run_id"]}
+    for column, wire in _TELEMETRY:
+        value = row[column]
+        if column == "latencies_ms":
+            value = [float(x) for x in json.loads(value or "[]")]
+        elif column in _TELEMETRY_REAL:
+            value = _float(value)
+        elif column != "workspace_dir":
+            value = _int(value)
+        out[wire] = value
+    return out
+
+
+def run_statements(run: dict[str, Any], digest: str, now_ms: int) -> list[Statement]:
+    """The statements that store one validated run; executed as one atomic batch."""
+    statements: list[Statement] = []
+    run_id = run["runId"]
+    if run["batchId"]:
+        statements.append(Statement(
+            "INSERT INTO batches (batch_id, created_at, metadata) VALUES (?, ?, '{}') "
+            "ON CONFLICT (batch_id) DO NOTHING",
+            (run["batchId"], now_ms),
+        ))
+    values = (
+        run_id, run["batchId"], run["suite"], run["scenario"], run["tier"], run["agent"],
+        run["model"], run["status"], run["failureClass"], run["startedAt"], run["completedAt"],
+        run["totalScore"], run["weightedScore"], int(run["isSuccessful"]), run["successMetric"],
+        int(run["specialistEnabled"]), run["specialistName"], run["specialistVersion"],
+        run["configHash"], _dumps(run["metadata"] or {}), digest, now_ms,
+    )
+    statements.append(Statement(
+        f"INSERT INTO runs ({', '.join(_RUN_COLUMNS)}) VALUES ({', '.join('?' * len(_RUN_COLUMNS))})",
+        values,
+    ))
+    created = _iso_now(now_ms)
+    rows = [
+        (run_id, i, e["evaluatorName"], e["score"], e["maxScore"], e["status"],
+         None if e["details"] is None else _dumps(e["details"]), created)
+        for i, e in enumerate(run["evaluations"])
+    ]
+    statements.extend(_multi_insert("evaluations", _EVAL_COLUMNS, rows))
+    tel = run["telemetry"]
+    if tel is not None:
+        columns = ("run_id", *(c for c, _ in _TELEMETRY))
+        params = [run_id]
+        for column, wire in _TELEMETRY:
+            params.append(_dumps(tel[wire]) if column == "latencies_ms" else tel[wire])
+        statements.append(Statement(
+            f"INSERT INTO telemetry ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+            tuple(params),
+        ))
+    if run["transcript"] is not None:
+        messages, truncated = cap_transcript(run["transcript"])
+        for index, chunk in enumerate(split_chunks(_dumps(messages))):
+            statements.append(Statement(
+                "INSERT INTO transcripts (run_id, chunk_index, content, truncated) VALUES (?, ?, ?, ?)",
+                (run_id, index, chunk, int(truncated)),
+            ))
+    return statements
+
+
+def _multi_insert(table: str, columns: tuple[str, ...], rows: list[tuple[Any, ...]]) -> list[Statement]:
+    """Multi-row INSERTs, each within D1's bound-parameter limit."""
+    per_statement = MAX_BOUND_PARAMS // len(columns)
+    placeholder = "(" + ", ".join("?" * len(columns)) + ")"
+    out = []
+    for start in range(0, len(rows), per_statement):
+        chunk = rows[start:start + per_statement]
+        out.append(Statement(
+            f"INSERT INTO {table} ({', '.join(columns)}) VALUES {', '.join([placeholder] * len(chunk))}",
+            tuple(v for row in chunk for v in row),
+        ))
+    return out
+
+
+async def store_run(db: Storage, run: dict[str, Any], now_ms: int) -> bool:
+    """Store a validated run atomically. True when stored now, False for an identical retry.
+
+    Raises HttpError 409 when a run with this id exists with different content.
+    """
+    digest = content_hash(run)
+    existing = await db.first("SELECT content_hash FROM runs WHERE run_id = ?", (run["runId"],))
+    if existing is None:
+        try:
+            await db.batch(run_statements(run, digest, now_ms))
+            return True
+        except ConstraintError:
+            # Another request stored the same id between our check and our write.
+            existing = await db.first("SELECT content_hash FROM runs WHERE run_id = ?", (run["runId"],))
+            if existing is None:
+                raise
+    if existing["content_hash"] == digest:
+        return False
+    raise HttpError(409, "run already stored with different content",
+                    f"runId {run['runId']} exists; post a new runId for a new run")
+
+
+async def get_run(db: Storage, run_id: str) -> dict[str, Any] | None:
+    row = await db.first("SELECT * FROM runs WHERE run_id = ?", (run_id,))
+    return run_to_wire(row) if row else None
+
+
+async def get_evaluations(db: Storage, run_id: str) -> list[dict[str, Any]]:
+    rows = await db.all("SELECT * FROM evaluations WHERE run_id = ? ORDER BY position", (run_id,))
+    return [_evaluation_to_wire(r) for r in rows]
+
+
+async def get_telemetry(db: Storage, run_id: str) -> dict[str, Any] | None:
+    row = await db.first("SELECT * FROM telemetry WHERE run_id = ?", (run_id,))
+    return _telemetry_to_wire(row) if row else None
+
+
+async def get_transcript(db: Storage, run_id: str) -> dict[str, Any] | None:
+    """``{runId, transcript, truncated}``; ``transcript`` is None when none was posted."""
+    rows = await db.all(
+        "SELECT content, truncated FROM transcripts WHERE run_id = ? ORDER BY chunk_index", (run_id,))
+    if not rows:
+        return {"runId": run_id, "transcript": None, "truncated": False}
+    return {
+        "runId": run_id,
+        "transcript": json.loads("".join(r["content"] for r in rows)),
+        "truncated": bool(rows[0]["truncated"]),
+    }
+
+
+def _filter_value(name: str, value: str) -> Any:
+    if name == "specialistEnabled":
+        lowered = value.lower()
+        if lowered not in ("true", "false", "1", "0"):
+            raise HttpError(400, "invalid value for specialistEnabled", "true or false")
+        return 1 if lowered in ("true", "1") else 0
+    return value
+
+
+async def list_runs(db: Storage, query: dict[str, str]) -> tuple[list[dict[str, Any]], str | None]:
+    """A page of runs, newest first, and the cursor of the next page (None at the end)."""
+    unknown = sorted(set(query) - set(RUN_FILTERS) - {"limit", "cursor"})
+    if unknown:
+        raise HttpError(400, f"unknown query parameter: {unknown[0]}",
+                        f"filters: {', '.join(RUN_FILTERS)}; also limit, cursor")
+    limit = parse_limit(query.get("limit"))
+    where: list[str] = []
+    params: list[Any] = []
+    for name, column in RUN_FILTERS.items():
+        if name in query:
+            where.append(f"{column} = ?")
+            params.append(_filter_value(name, query[name]))
+    if query.get("cursor"):
+        created_at, run_id = decode_cursor(query["cursor"])
+        where.append("(created_at < ? OR (created_at = ? AND run_id < ?))")
+        params.extend([created_at, created_at, run_id])
+    sql = "SELECT * FROM runs"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    sql += " ORDER BY created_at DESC, run_id DESC LIMIT ?"
+    rows = await db.all(sql, (*params, limit + 1))
+    next_cursor = None
+    if len(rows) > limit:
+        rows = rows[:limit]
+        next_cursor = encode_cursor(_int(rows[-1]["created_at"]), rows[-1]["run_id"])
+    return [run_to_wire(r) for r in rows], next_cursor
+
+
+# ---------------------------------------------------------------------------------- batches
+
+_BATCH_AGGREGATES = """
+    COUNT(r.run_id) AS total_runs,
+    COALESCE(SUM(r.is_successful), 0) AS successful_runs,
+    AVG(r.total_score) AS avg_score,
+    AVG(r.weighted_score) AS avg_weighted_score
+"""
+
+
+def _batch_to_wire(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "batchId": row["batch_id"],
+        "createdAt": _int(row["created_at"]),
+        "completedAt": None if row["completed_at"] is None else _int(row["completed_at"]),
+        "totalRuns": _int(row["total_runs"]),
+        "successfulRuns": _int(row["successful_runs"]),
+        "avgScore": _float(row["avg_score"]),
+        "avgWeightedScore": _float(row["avg_weighted_score"]),
+        "metadata": json.loads(row["metadata"] or "{}"),
+    }
+
+
+async def upsert_batch(db: Storage, batch: dict[str, Any], now_ms: int) -> bool:
+    """Create or update a batch; True when it was created. Aggregates are not stored."""
+    existed = await db.first("SELECT 1 AS x FROM batches WHERE batch_id = ?", (batch["batchId"],))
+    has_created = batch["createdAt"] is not None
+    has_metadata = batch["metadata"] is not None
+    await db.run(
+        "INSERT INTO batches (batch_id, created_at, completed_at, metadata) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (batch_id) DO UPDATE SET "
+        "created_at = CASE WHEN ? = 1 THEN excluded.created_at ELSE batches.created_at END, "
+        "completed_at = COALESCE(excluded.completed_at, batches.completed_at), "
+        "metadata = CASE WHEN ? = 1 THEN excluded.metadata ELSE batches.metadata END",
+        (batch["batchId"], batch["createdAt"] if has_created else now_ms, batch["completedAt"],
+         _dumps(batch["metadata"] or {}), int(has_created), int(has_metadata)),
+    )
+    return existed is None
+
+
+async def list_batches(db: Storage, query: dict[str, str]) -> tuple[list[dict[str, Any]], str | None]:
+    """A page of batches with aggregates, newest first, and the next page's cursor."""
+    unknown = sorted(set(query) - {"limit", "cursor"})
+    if unknown:
+        raise HttpError(400, f"unknown query parameter: {unknown[0]}", "accepted: limit, cursor")
+    limit = parse_limit(query.get("limit"))
+    where = ""
+    params: list[Any] = []
+    if query.get("cursor"):
+        created_at, batch_id = decode_cursor(query["cursor"])
+        where = "WHERE (created_at < ? OR (created_at = ? AND batch_id < ?))"
+        params = [created_at, created_at, batch_id]
+    # Page the batches first, then aggregate only their runs (idx_runs_batch).
+    rows = await db.all(
+        f"WITH page AS (SELECT * FROM batches {where} "
+        "ORDER BY created_at DESC, batch_id DESC LIMIT ?) "
+        f"SELECT page.batch_id, page.created_at, page.completed_at, page.metadata, {_BATCH_AGGREGATES} "
+        "FROM page LEFT JOIN runs r ON r.batch_id = page.batch_id "
+        "GROUP BY page.batch_id ORDER BY page.created_at DESC, page.batch_id DESC",
+        (*params, limit + 1),
+    )
+    next_cursor = None
+    if len(rows) > limit:
+        rows = rows[:limit]
+        next_cursor = encode_cursor(_int(rows[-1]["created_at"]), rows[-1]["batch_id"])
+    return [_batch_to_wire(r) for r in rows], next_cursor
+
+
+async def get_batch(db: Storage, batch_id: str, include_runs: bool = True) -> dict[str, Any] | None:
+    """A batch with aggregates, breakdowns by scenario/agent/model/tier and (optionally) its runs."""
+    row = await db.first(
+        f"SELECT b.batch_id, b.created_at, b.completed_at, b.metadata, {_BATCH_AGGREGATES} "
+        "FROM batches b LEFT JOIN runs r ON r.batch_id = b.batch_id "
+        "WHERE b.batch_id = ? GROUP BY b.batch_id",
+        (batch_id,),
+    )
+    if row is None:
+        return None
+    batch = _batch_to_wire(row)
+    group = (
+        "SELECT ? AS dimension, {col} AS key, COUNT(*) AS runs, "
+        "COALESCE(SUM(is_successful), 0) AS successful_runs, AVG(total_score) AS avg_score, "
+        "AVG(weighted_score) AS avg_weighted_score, MIN(total_score) AS min_score, "
+        "MAX(total_score) AS max_score FROM runs WHERE batch_id = ? GROUP BY {col}"
+    )
+    dims = (("scenario", "scenario"), ("agent", "agent"), ("model", "model"), ("tier", "tier"))
+    sql = " UNION ALL ".join(group.format(col=col) for _, col in dims)
+    params: list[Any] = []
+    for name, _ in dims:
+        params.extend([name, batch_id])
+    breakdowns: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in dims}
+    for r in await db.all(sql + " ORDER BY dimension, key", params):
+        breakdowns[r["dimension"]].append({
+            "key": r["key"],
+            "runs": _int(r["runs"]),
+            "successfulRuns": _int(r["successful_runs"]),
+            "avgScore": _float(r["avg_score"]),
+            "avgWeightedScore": _float(r["avg_weighted_score"]),
+            "minScore": _float(r["min_score"]),
+            "maxScore": _float(r["max_score"]),
+        })
+    batch["breakdowns"] = breakdowns
+    if include_runs:
+        runs = await db.all(
+            "SELECT * FROM runs WHERE batch_id = ? ORDER BY created_at, run_id", (batch_id,))
+        batch["runs"] = [run_to_wire(r) for r in runs]
+    return batch
+
+
+# ------------------------------------------------------------------------------------ stats
+
+async def stats(db: Storage) -> dict[str, Any]:
+    row = await db.first(
+        "SELECT COUNT(*) AS total_runs, COALESCE(SUM(is_successful), 0) AS successful_runs, "
+        "AVG(total_score) AS avg_score, AVG(weighted_score) AS avg_weighted_score, "
+        "(SELECT COUNT(*) FROM batches) AS total_batches FROM runs"
+    ) or {}
+    return {
+        "totalRuns": _int(row.get("total_runs")),
+        "successfulRuns": _int(row.get("successful_runs")),
+        "avgScore": _float(row.get("avg_score")),
+        "avgWeightedScore": _float(row.get("avg_weighted_score")),
+        "totalBatches": _int(row.get("total_batches")),
+    }
+
+
+async def agent_stats(db: Storage) -> list[dict[str, Any]]:
+    rows = await db.all(
+        "SELECT agent, COUNT(*) AS runs, COALESCE(SUM(is_successful), 0) AS successful_runs, "
+        "AVG(total_score) AS avg_score, MIN(total_score) AS min_score, "
+        "MAX(total_score) AS max_score FROM runs GROUP BY agent ORDER BY agent"
+    )
+    return [{
+        "agent": r["agent"],
+        "runs": _int(r["runs"]),
+        "successfulRuns": _int(r["successful_runs"]),
+        "avgScore": _float(r["avg_score"]),
+        "minScore": _float(r["min_score"]),
+        "maxScore": _float(r["max_score"]),
+    } for r in rows]
