@@ -365,7 +365,7 @@ class Specialist:
         lines: list[str] = []
         for doc in self.template.get("documentation") or []:
             where = doc.get("url") or doc.get("path")
-            title = doc.get("title") or doc.get("description")
+            title = f"{doc['title']}: {doc['description']}" if doc.get("title") else doc.get("description")
             lines.append(f"- {title} ({where})")
             e = doc.get("enrichment") or {}
             if e.get("summary"):

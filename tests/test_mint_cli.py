@@ -1,0 +1,128 @@
+"""The ``mint`` console script: exit statuses, messages naming fields, snapshots from the embedded store."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import json5
+import pytest
+import respx
+from click.testing import CliRunner
+
+from harness.cli.mint import main
+from harness.results import BatchRecord, EvaluationRecord, RunRecord, open_client
+
+ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ZE_BENCHMARKS_SPOOL_DIR", str(tmp_path / "spool"))
+    monkeypatch.setenv("ZE_BENCHMARKS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("ZE_BENCHMARKS_WORKER_URL", raising=False)
+
+
+def _template(tmp_path, **over):
+    (tmp_path / "docs").mkdir(exist_ok=True)
+    (tmp_path / "docs" / "guide.md").write_text("# Guide\nUse pytest.\n")
+    doc = {"schema_version": "0.0.1", "name": "@acme/fixer", "version": "2.0.0",
+           "persona": {"purpose": "Fix bugs."},
+           "documentation": [{"type": "guide", "description": "Guide", "path": "docs/guide.md"}]}
+    doc.update(over)
+    path = tmp_path / "fixer.json5"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_validate_accepts_a_valid_template(tmp_path):
+    result = CliRunner().invoke(main, ["validate", str(_template(tmp_path))])
+    assert result.exit_code == 0, result.output
+    assert "valid:" in result.output and "@acme/fixer 2.0.0" in result.output
+
+
+def test_validate_rejects_bad_semver_naming_the_field(tmp_path):
+    result = CliRunner().invoke(main, ["validate", str(_template(tmp_path, version="2.0"))])
+    assert result.exit_code == 1
+    assert "version: must be a semantic version" in result.output
+
+
+def test_validate_json_lists_issues_with_field_paths(tmp_path):
+    path = _template(tmp_path, documentation=[{"type": "g", "description": "d", "url": "https://x.org", "path": "p"}])
+    result = CliRunner().invoke(main, ["validate", str(path), "--json"])
+    assert result.exit_code == 1
+    report = json.loads(result.output)
+    assert report["valid"] is False
+    assert report["files"][0]["issues"][0]["field"] == "documentation[0]"
+
+
+def test_unknown_template_is_a_one_line_error(tmp_path):
+    result = CliRunner().invoke(main, ["validate", "nothing-here", "--templates-dir", str(tmp_path)])
+    assert result.exit_code == 1
+    assert result.output.strip().startswith("error: no specialist template named 'nothing-here'")
+
+
+def _store_batch(db, batch_id="cmp"):
+    scores = {False: [0.2, 0.3, 0.25], True: [0.9, 1.0, 0.95]}
+    with open_client(db_path=str(db)) as client:
+        client.post_batch(BatchRecord(batch_id=batch_id))
+        for spec, values in scores.items():
+            for i, score in enumerate(values):
+                client.post_run(RunRecord(
+                    run_id=f"run_{i}_{int(spec)}", batch_id=batch_id, suite="py-bugs", scenario="unicode-slugify",
+                    tier="L1", agent="echo" if not spec else "oracle", model=None, total_score=score,
+                    is_successful=score >= 0.7, specialist_enabled=spec,
+                    specialist_name="@acme/fixer" if spec else None, specialist_version="2.0.0" if spec else None,
+                    metadata={"iteration": i}, evaluations=[EvaluationRecord("validation", score)]))
+
+
+def test_snapshot_from_the_embedded_store(tmp_path):
+    db = tmp_path / "bench.db"
+    _store_batch(db)
+    args = ["snapshot", str(_template(tmp_path)), "--batch-id", "cmp", "--db", str(db), "--output", str(tmp_path / "snaps")]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "snapshot-001.json5" in result.output and "Verdict: better" in result.output
+    snap = json5.loads((tmp_path / "snaps" / "fixer" / "2.0.0" / "snapshot-001.json5").read_text())
+    comp = snap["benchmarks"]["comparison"]
+    assert comp["baseline_runs"] == 3 and comp["specialist_runs"] == 3
+    # echo vs oracle have different model keys, so runs do not pair: Welch.
+    assert comp["test"] == "welch_t"
+    again = CliRunner().invoke(main, args + ["--json"])
+    assert again.exit_code == 0
+    assert json.loads(again.output)["path"].endswith("snapshot-002.json5")
+
+
+def test_snapshot_of_missing_batch_fails_and_writes_nothing(tmp_path):
+    db = tmp_path / "bench.db"
+    _store_batch(db)
+    result = CliRunner().invoke(main, ["snapshot", str(_template(tmp_path)), "--batch-id", "nope", "--db", str(db),
+                                       "--output", str(tmp_path / "snaps")])
+    assert result.exit_code == 1
+    assert "batch 'nope' not found" in result.output
+    assert not (tmp_path / "snaps").exists()
+
+
+@respx.mock
+def test_enrich_exits_non_zero_when_a_document_fails(tmp_path, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    respx.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, json={
+        "id": "m", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
+        "content": [{"type": "text", "text": json.dumps({"summary": "Use pytest."})}],
+        "stop_reason": "end_turn", "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}))
+    docs = [{"type": "guide", "description": "Guide", "path": "docs/guide.md"},
+            {"type": "guide", "description": "Missing", "path": "docs/missing.md"}]
+    result = CliRunner().invoke(main, ["enrich", str(_template(tmp_path, documentation=docs)), "--json"])
+    assert result.exit_code == 1
+    report = json.loads(result.output)
+    assert (report["enriched"], report["failed"]) == (1, 1)
+    assert report["documents"][1]["error"].startswith("file not found")
+    assert (tmp_path / "fixer" / "enriched" / "2.0.0" / "enriched-001.json5").is_file()
+
+
+def test_enrich_without_credentials_names_the_variable(tmp_path, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    result = CliRunner().invoke(main, ["enrich", str(_template(tmp_path))])
+    assert result.exit_code == 1
+    assert "ANTHROPIC_API_KEY" in result.output
