@@ -64,7 +64,8 @@ def gating_failures(results: Iterable[EvaluatorResult]) -> list[str]:
     """Names of gating validation commands (install, test) that did not pass."""
     failed = []
     for r in results:
-        if r.name in GATING_COMMANDS and r.data.get("group") == VALIDATION_GROUP:
+        # A scenario with validation.required: false runs its commands without gating on them.
+        if r.name in GATING_COMMANDS and r.data.get("group") == VALIDATION_GROUP and r.data.get("gating", True):
             if r.status == "error" or (r.status == "ok" and r.score < 1.0):
                 failed.append(r.name)
     return failed

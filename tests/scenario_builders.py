@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import shlex
+import sys
 import textwrap
 from pathlib import Path
+
+# Test commands use this interpreter (it has pytest) with plugin autoload off, which keeps a
+# pytest run inside a fixture well under a second.
+PYTHON = shlex.quote(sys.executable)
+PYTEST = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {PYTHON} -m pytest -q -p no:cacheprovider"
 
 DEFAULT_YAML = """\
 id: add-one
@@ -11,7 +18,7 @@ title: Make add_one add one
 timeout_minutes: 5
 validation:
   commands:
-    test: "python -m pytest -q -p no:cacheprovider"
+    test: "{pytest}"
 """
 
 BUGGY = "def add_one(x):\n    return x + 2\n"
@@ -46,7 +53,8 @@ def make_scenario(
     scen = suites_dir / suite / "scenarios" / name
     scen.mkdir(parents=True, exist_ok=True)
     if yaml_text is not None:
-        (scen / "scenario.yaml").write_text(textwrap.dedent(yaml_text))
+        text = textwrap.dedent(yaml_text).replace("{pytest}", PYTEST).replace("{python}", PYTHON)
+        (scen / "scenario.yaml").write_text(text)
     write_tree(scen / fixture_dir, fixture if fixture is not None else {"calc.py": BUGGY, "test_calc.py": TEST})
     if solution is not False:
         write_tree(scen / "solution", solution if solution is not None else {"calc.py": FIXED})

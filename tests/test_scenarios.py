@@ -12,7 +12,7 @@ from harness.scenarios import (
     parse_judge_category,
     resolve_prompt,
 )
-from scenario_builders import make_scenario
+from scenario_builders import PYTEST, make_scenario
 
 ORIGINAL_STYLE_YAML = """\
 id: nx-pnpm-monorepo
@@ -108,7 +108,7 @@ def test_load_scenario_reads_defaults_and_fixture(tmp_path):
     assert scenario.fixture_dir == scen_dir / "repo-fixture"
     assert scenario.success_threshold == 0.7
     assert scenario.timeout_minutes == 5
-    assert scenario.validation_commands == {"test": "python -m pytest -q -p no:cacheprovider"}
+    assert scenario.validation_commands == {"test": PYTEST}
     assert scenario.solution_dir == scen_dir / "solution"
     assert scenario.hidden_tests_dir is None
     assert scenario.warnings == []

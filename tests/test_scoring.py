@@ -68,3 +68,8 @@ def test_gating_only_applies_to_validation_results():
 
 def test_scores_are_clamped_to_unit_interval():
     assert weighted_score([ok("a", 1.5), ok("b", -1.0)]) == pytest.approx(0.5)
+
+
+def test_validation_not_required_does_not_gate():
+    result = EvaluatorResult("install", 0.0, data={"group": "validation", "gating": False})
+    assert gating_failures([result]) == []

@@ -1,0 +1,66 @@
+"""The evaluation pipeline: run the evaluators a scenario configures, in a fixed order.
+
+Order: ``validation`` (one result per command) → ``heuristic_checks`` → ``dependency_targets``
+→ ``llm_judge`` → ``hidden_tests``. Hidden tests come last because they copy files into the
+workspace, which the other evaluators (and the judge's view of the work) must not see.
+An evaluator that raises becomes a result with status ``error``; the others still run.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from harness.evaluators.base import EvaluationContext, EvaluatorResult
+from harness.evaluators.dependency_targets import evaluate_dependency_targets
+from harness.evaluators.heuristic_checks import evaluate_heuristic_checks
+from harness.evaluators.hidden_tests import evaluate_hidden_tests
+from harness.evaluators.validation import evaluate_validation
+
+StageCallback = Callable[[str], None]
+
+
+def _llm_judge(ctx: EvaluationContext) -> EvaluatorResult | None:
+    if not ctx.scenario.llm_judge.enabled:
+        return None
+    try:
+        module = importlib.import_module("harness.evaluators.llm_judge")
+    except ModuleNotFoundError as exc:
+        if exc.name != "harness.evaluators.llm_judge":
+            raise
+        return EvaluatorResult("llm_judge", 0.0, status="skipped", details="the llm_judge evaluator is not installed")
+    return module.evaluate_llm_judge(ctx)
+
+
+_SINGLE_EVALUATORS: tuple[tuple[str, Callable[[EvaluationContext], EvaluatorResult | None]], ...] = (
+    ("heuristic_checks", evaluate_heuristic_checks),
+    ("dependency_targets", evaluate_dependency_targets),
+    ("llm_judge", _llm_judge),
+    ("hidden_tests", evaluate_hidden_tests),
+)
+
+
+def _error(name: str, exc: BaseException) -> EvaluatorResult:
+    return EvaluatorResult(name, 0.0, status="error", details=f"{type(exc).__name__}: {exc}")
+
+
+def run_evaluators(ctx: EvaluationContext, on_stage: StageCallback | None = None) -> list[EvaluatorResult]:
+    """Run every evaluator the scenario configures and return their results, in order."""
+    results: list[EvaluatorResult] = []
+    if ctx.scenario.validation_commands:
+        if on_stage:
+            on_stage("validation")
+        try:
+            results += evaluate_validation(ctx)
+        except Exception as exc:  # noqa: BLE001 - one broken evaluator must not lose the run
+            results.append(_error("validation", exc))
+    for name, evaluator in _SINGLE_EVALUATORS:
+        if on_stage:
+            on_stage(name)
+        try:
+            result = evaluator(ctx)
+        except Exception as exc:  # noqa: BLE001
+            result = _error(name, exc)
+        if result is not None:
+            results.append(result)
+    return results
