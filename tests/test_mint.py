@@ -228,3 +228,28 @@ def test_existing_snapshot_is_never_overwritten(tmp_path):
     number, path = write_next_numbered(tmp_path, "snapshot", "{}")
     assert number == 8 and path.name == "snapshot-008.json5"
     assert (tmp_path / "snapshot-001.json5").read_text() == "keep"
+
+
+def test_two_concurrent_mint_processes_get_001_and_002(tmp_path):
+    import subprocess
+    import sys
+
+    script = f"""
+import sys, time
+from pathlib import Path
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+from test_mint import _specialist, _paired_runs
+from harness.mint.snapshot import build_snapshot, write_snapshot
+from harness.results.records import BatchRecord
+snapshot, _ = build_snapshot(_specialist(), BatchRecord("batch_x"), _paired_runs())
+go = Path({str(tmp_path / "go")!r})
+while not go.exists():
+    time.sleep(0.001)
+print(write_snapshot(snapshot, Path({str(tmp_path / "out")!r}))[0])
+"""
+    procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    (tmp_path / "go").touch()
+    ids = sorted(p.communicate(timeout=60)[0].strip() for p in procs)
+    assert ids == ["001", "002"]
+    written = sorted(p.name for p in (tmp_path / "out" / "py-fixer" / "1.2.0").iterdir())
+    assert written == ["snapshot-001.json5", "snapshot-002.json5"]
