@@ -314,6 +314,29 @@ class Specialist:
     def with_task(self, task: str | None) -> "Specialist":
         return replace(self, task=task)
 
+    def for_scenario(self, scenario: Any) -> "Specialist":
+        """Bound to the task prompt named by the scenario's name, else its suite, else a tag."""
+        candidates = [getattr(scenario, "name", None), getattr(scenario, "suite", None),
+                      *(getattr(scenario, "tags", None) or [])]
+        return self.with_task(self.task_for(candidates))
+
+    def agent_and_model(self, agent: str | None, model: str | None) -> tuple[str, str | None]:
+        """The agent and model for a run: the ones given, else the first preferred model's.
+
+        An explicit ``agent`` keeps the given ``model`` (possibly None, the agent's default).
+        Raises :class:`TemplateError` when neither an agent nor a usable preferred model exists.
+        """
+        if agent:
+            return agent, model
+        models = self.preferred_models
+        if not models:
+            raise TemplateError(f"{self.source}: preferred_models is empty; pass --agent")
+        first = models[0]
+        if first.agent is None:
+            raise TemplateError(f"{self.source}: preferred_models[0]: cannot tell which agent runs "
+                                f"{first.model!r}; write it as 'agent:model' or pass --agent")
+        return first.agent, model or first.model
+
     def task_prompt(self, model: str | None = None, task: str | None = None) -> str | None:
         """The task prompt: ``prompts[task].model_specific[model]`` → ``prompts[task].default``
         → ``prompts.default``."""

@@ -225,3 +225,24 @@ def test_shipped_templates_are_valid(path):
     for doc in sp.template.get("documentation") or []:
         if "path" in doc:
             assert (sp.base_dir / doc["path"]).is_file(), doc["path"]
+
+
+def test_agent_and_model_come_from_the_first_preferred_model_unless_given(tmp_path):
+    sp = load_specialist(_write(tmp_path / "py-fixer.json5", _template()))
+    assert sp.agent_and_model(None, None) == ("anthropic", "claude-sonnet-4-5")
+    assert sp.agent_and_model(None, "claude-opus-4-5") == ("anthropic", "claude-opus-4-5")
+    assert sp.agent_and_model("openai", "gpt-4o") == ("openai", "gpt-4o")
+    none = load_specialist(_write(tmp_path / "b" / "x.json5", _template(preferred_models=[])))
+    with pytest.raises(TemplateError, match="pass --agent"):
+        none.agent_and_model(None, None)
+
+
+def test_for_scenario_binds_the_task_by_name_then_suite_then_tag(tmp_path):
+    from types import SimpleNamespace
+
+    sp = load_specialist(_write(tmp_path / "py-fixer.json5", _template()))
+    scenario = SimpleNamespace(name="unicode-slugify", suite="py-bugs", tags=["python"])
+    assert sp.for_scenario(scenario).task == "py-bugs"
+    assert "BUGFIX PROMPT" in sp.for_scenario(scenario).system_prompt("claude-sonnet-4-5")
+    other = SimpleNamespace(name="x", suite="node-features", tags=["node"])
+    assert sp.for_scenario(other).task is None
