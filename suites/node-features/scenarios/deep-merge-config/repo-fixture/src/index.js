@@ -1,0 +1,2 @@
+export { deepMerge } from './merge.js';
+export { loadConfig } from './load.js';
