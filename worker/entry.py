@@ -30,7 +30,7 @@ _ensure_package()
 from worker.app import WorkerApp  # noqa: E402
 from worker.config import WorkerConfig  # noqa: E402
 from worker.d1_backend import D1Storage  # noqa: E402
-from worker.messages import Request, json_response  # noqa: E402
+from worker.messages import Request  # noqa: E402
 
 # Headers the core looks at; the JS Headers object is read only for these.
 _HEADERS = ("authorization", "content-type", "content-length", "origin",
@@ -45,16 +45,14 @@ async def handle_fetch(request, env):  # type: ignore[no-untyped-def]
         value = request.headers.get(name)
         if value is not None:
             headers[name] = str(value)
-    declared = headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > config.max_body_bytes:
-        response = json_response(413, {"error": "body too large",
-                                       "details": f"{declared} bytes; at most {config.max_body_bytes}"})
-    else:
-        body = b""
-        if request.method in ("POST", "PUT", "PATCH"):
-            body = str(await request.text()).encode("utf-8")
-        app = WorkerApp(D1Storage(env.DB), config)
-        response = await app.handle(Request.from_url(str(request.method), str(request.url), headers, body))
+    body = b""
+    if request.method in ("POST", "PUT", "PATCH"):
+        # Read the body even when it is over the cap: answering before consuming it makes the
+        # local runtime's proxy fail the request (Cloudflare caps request sizes upstream).
+        # Raw bytes (not text()), so invalid UTF-8 is reported instead of replaced.
+        body = (await request.arrayBuffer()).to_bytes()
+    app = WorkerApp(D1Storage(env.DB), config)
+    response = await app.handle(Request.from_url(str(request.method), str(request.url), headers, body))
     return _to_js_response(response)
 
 

@@ -1,0 +1,717 @@
+"""The worker core's behaviour, run against every storage backend.
+
+The same tests run on SQLite, on a fake D1 binding (async, batch-only transactions, the
+100-parameter limit, REAL returned as int, None refused like JS ``undefined``) and, as an
+integration test, on the real workerd runtime with local D1 under wrangler 3.72.1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from worker.app import ROUTES, WorkerApp
+from worker.config import WorkerConfig
+from worker.d1_backend import D1Storage
+from worker.messages import Request
+from worker.migrate import MIGRATIONS_DIR, migration_files, split_statements
+from worker.sqlite_backend import SQLiteStorage
+from worker.migrate import apply_migrations
+
+REPO = Path(__file__).resolve().parents[1]
+KEY = "test-key-123"
+ORIGIN = "https://dash.example.org"
+WRANGLER = REPO / ".wrangler" / "cli" / "node_modules" / ".bin" / "wrangler"
+
+
+# ------------------------------------------------------------------------------- fake D1
+
+class FakeD1Error(Exception):
+    """What the binding raises: a message starting with D1_ERROR / D1_TYPE_ERROR."""
+
+
+class FakeD1:
+    """Behaves like the D1 binding as far as the core can tell.
+
+    Every call is a coroutine that really suspends; transactions exist only as ``batch``;
+    BEGIN/COMMIT/SAVEPOINT are refused; more than 100 bound parameters fail; None cannot be
+    bound (Pyodide turns it into ``undefined``); whole REAL values come back as ints.
+    """
+
+    MAX_PARAMS = 100
+    MAX_SQL_BYTES = 100_000
+
+    def __init__(self) -> None:
+        self.conn = sqlite3.connect(":memory:", isolation_level=None)
+        self.conn.row_factory = sqlite3.Row
+        self.executed: list[tuple[str, tuple[Any, ...]]] = []
+        self.conn.execute("CREATE TABLE d1_migrations(id INTEGER PRIMARY KEY AUTOINCREMENT, "
+                          "name TEXT UNIQUE, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL)")
+        for name in migration_files():
+            for sql in split_statements((Path(MIGRATIONS_DIR) / name).read_text()):
+                self.conn.execute(sql)
+            self.conn.execute("INSERT INTO d1_migrations (name) VALUES (?)", (name,))
+
+    def prepare(self, sql: str) -> "FakeStatement":
+        return FakeStatement(self, sql, ())
+
+    async def batch(self, statements: list["FakeStatement"]) -> list[dict[str, Any]]:
+        await asyncio.sleep(0)
+        self.conn.execute("SAVEPOINT fake_batch")
+        try:
+            results = [s._execute() for s in statements]
+        except BaseException:
+            self.conn.execute("ROLLBACK TO fake_batch")
+            self.conn.execute("RELEASE fake_batch")
+            raise
+        self.conn.execute("RELEASE fake_batch")
+        return results
+
+    def _execute(self, sql: str, params: tuple[Any, ...]) -> tuple[list[dict[str, Any]], int]:
+        if re.match(r"\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|END)\b", sql, re.I):
+            raise FakeD1Error("D1_ERROR: not authorized: use batch() for transactions")
+        if len(sql.encode()) > self.MAX_SQL_BYTES:
+            raise FakeD1Error("D1_ERROR: statement too long: SQLITE_TOOBIG")
+        if len(params) > self.MAX_PARAMS:
+            raise FakeD1Error("D1_ERROR: too many SQL variables")
+        self.executed.append((sql, params))
+        try:
+            cur = self.conn.execute(sql, params)
+            rows = [{k: _as_js_number(r[k]) for k in r.keys()} for r in cur.fetchall()]
+        except sqlite3.Error as exc:
+            raise FakeD1Error(f"D1_ERROR: {exc}") from None
+        return rows, cur.rowcount
+
+
+def _as_js_number(value: Any) -> Any:
+    # D1 hands numbers to JavaScript: REAL 2.0 arrives as 2.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+class FakeStatement:
+    def __init__(self, db: FakeD1, sql: str, params: tuple[Any, ...]) -> None:
+        self.db, self.sql, self.params = db, sql, params
+
+    def bind(self, *params: Any) -> "FakeStatement":
+        for p in params:
+            if p is None:
+                raise FakeD1Error("D1_TYPE_ERROR: Type 'undefined' not supported for value 'undefined'")
+        return FakeStatement(self.db, self.sql, params)
+
+    def _execute(self) -> dict[str, Any]:
+        rows, changes = self.db._execute(self.sql, self.params)
+        return {"results": rows, "success": True, "meta": {"changes": changes}}
+
+    async def all(self) -> dict[str, Any]:
+        await asyncio.sleep(0)
+        return self._execute()
+
+    async def first(self) -> dict[str, Any] | None:
+        await asyncio.sleep(0)
+        rows = self._execute()["results"]
+        return rows[0] if rows else None
+
+    async def run(self) -> dict[str, Any]:
+        await asyncio.sleep(0)
+        return self._execute()
+
+
+# ------------------------------------------------------------------------------ API access
+
+@dataclass
+class Resp:
+    status: int
+    headers: dict[str, str]
+    body: Any
+
+
+class CoreApi:
+    """Requests straight into a WorkerApp (SQLite or fake D1)."""
+
+    def __init__(self, app: WorkerApp, name: str) -> None:
+        self.app, self.name, self.shared = app, name, False
+
+    def call(self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None,
+             raw: bytes | None = None, auth: bool = True) -> Resp:
+        h = dict(headers or {})
+        if auth and method == "POST":
+            h.setdefault("authorization", f"Bearer {KEY}")
+        data = raw if raw is not None else (b"" if body is None else json.dumps(body).encode())
+        if data and "content-length" not in {k.lower() for k in h}:
+            h["content-length"] = str(len(data))
+        resp = asyncio.run(self.app.handle(Request.from_url(method, path, h, data)))
+        return Resp(resp.status, {k.lower(): v for k, v in resp.headers.items()},
+                    json.loads(resp.body) if resp.body else None)
+
+
+class HttpApi:
+    """Requests over HTTP to a running worker (workerd under wrangler)."""
+
+    def __init__(self, base_url: str, name: str) -> None:
+        self.client = httpx.Client(base_url=base_url, timeout=30)
+        self.name, self.shared = name, True
+
+    def call(self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None,
+             raw: bytes | None = None, auth: bool = True) -> Resp:
+        h = dict(headers or {})
+        if auth and method == "POST":
+            h.setdefault("authorization", f"Bearer {KEY}")
+        data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+        resp = self.client.request(method, path, content=data, headers=h)
+        try:
+            parsed = resp.json() if resp.content else None
+        except ValueError:
+            parsed = resp.text
+        return Resp(resp.status_code, {k.lower(): v for k, v in resp.headers.items()}, parsed)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def workerd_api(tmp_path_factory: pytest.TempPathFactory):
+    """The real core under workerd with local D1, migrations applied by wrangler."""
+    if shutil.which("npm") is None and not WRANGLER.exists():
+        pytest.skip("npm is not installed: cannot run wrangler/workerd (scripts/install-wrangler.sh)")
+    if not WRANGLER.exists():
+        pytest.skip(f"wrangler 3.72.1 not installed at {WRANGLER}: run scripts/install-wrangler.sh")
+    state = tmp_path_factory.mktemp("d1state")
+    env = dict(os.environ, WRANGLER_SEND_METRICS="false", CI="1", NO_COLOR="1")
+    migrate = subprocess.run(
+        [str(WRANGLER), "d1", "migrations", "apply", "zebench-results", "--local",
+         "--persist-to", str(state)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert migrate.returncode == 0, migrate.stdout + migrate.stderr
+    port, inspector = _free_port(), _free_port()
+    log = open(state / "wrangler-dev.log", "w")
+    proc = subprocess.Popen(
+        [str(WRANGLER), "dev", "--local", "--ip", "127.0.0.1", "--port", str(port),
+         "--inspector-port", str(inspector), "--persist-to", str(state),
+         "--var", f"API_SECRET_KEY:{KEY}", "--var", f"ALLOWED_ORIGINS:{ORIGIN}"],
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if httpx.get(url + "/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                log.flush()
+                pytest.fail("wrangler dev did not become ready:\n"
+                            + (state / "wrangler-dev.log").read_text()[-3000:])
+            time.sleep(0.3)
+        yield HttpApi(url, "workerd")
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=10)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait(timeout=10)
+        log.close()
+
+
+def _local_api(kind: str, tmp_path: Path, config: WorkerConfig | None = None) -> CoreApi:
+    config = config or WorkerConfig(api_key=KEY, allowed_origins=(ORIGIN,))
+    if kind == "sqlite":
+        storage = SQLiteStorage(str(tmp_path / "bench.db"))
+        apply_migrations(storage)
+        return CoreApi(WorkerApp(storage, config), kind)
+    return CoreApi(WorkerApp(D1Storage(FakeD1()), config), kind)
+
+
+@pytest.fixture(params=["sqlite", "fake_d1", pytest.param("workerd", marks=pytest.mark.integration)])
+def api(request: pytest.FixtureRequest, tmp_path: Path):
+    """Every backend; on workerd the database is shared by the session (ids are unique)."""
+    if request.param == "workerd":
+        return request.getfixturevalue("workerd_api")
+    return _local_api(request.param, tmp_path)
+
+
+@pytest.fixture(params=["sqlite", "fake_d1"])
+def local(request: pytest.FixtureRequest, tmp_path: Path):
+    """Backends whose configuration a test can choose."""
+    return lambda config=None: _local_api(request.param, tmp_path, config)
+
+
+def uid(prefix: str = "run") -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:12]}"
+
+
+def run_body(**over: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "runId": uid(), "suite": "py-bugs", "scenario": "slugify", "tier": "L1", "agent": "echo",
+        "model": "m1", "status": "completed", "totalScore": 0.5, "weightedScore": 0.5,
+        "isSuccessful": False, "metadata": {"k": "v"},
+        "evaluations": [{"evaluatorName": "validation", "score": 1.0, "maxScore": 1.0,
+                         "status": "ok", "details": "exit 0"}],
+        "telemetry": {"toolCalls": 3, "tokensIn": 100, "tokensOut": 20, "cacheReadTokens": 5,
+                      "cacheWriteTokens": 6, "costUsd": 2.0, "judgeTokensIn": 7,
+                      "judgeTokensOut": 8, "judgeCostUsd": 0.25, "turns": 4, "durationMs": 1500.0,
+                      "latenciesMs": [100.0, 200.0], "workspaceDir": "/tmp/ws"},
+    }
+    body.update(over)
+    return body
+
+
+# ------------------------------------------------------------------------------- the tests
+
+def test_health_reports_ok_with_timestamp(api):
+    r = api.call("GET", "/health")
+    assert r.status == 200
+    assert r.body["status"] == "ok" and r.body["timestamp"].endswith("Z")
+
+
+def test_posted_run_reads_back_in_camel_case_with_all_fields(api):
+    body = run_body(failureClass="agent", status="failed", configHash="abc123",
+                    specialistEnabled=True, specialistName="@s/x", specialistVersion="1.0.0",
+                    totalScore=1.0, startedAt="2026-01-01T00:00:00Z")
+    r = api.call("POST", "/api/results", body)
+    assert r.status == 201, r.body
+    assert r.body == {"success": True, "runId": body["runId"], "batchId": None, "duplicate": False}
+
+    got = api.call("GET", f"/api/runs/{body['runId']}")
+    assert got.status == 200
+    run, evals, tel = got.body["run"], got.body["evaluations"], got.body["telemetry"]
+    assert run["runId"] == run["id"] == body["runId"]
+    assert run["status"] == "failed" and run["failureClass"] == "agent"
+    assert run["configHash"] == "abc123" and run["specialistName"] == "@s/x"
+    assert run["specialistEnabled"] is True and run["isSuccessful"] is False
+    # REAL 1.0 may come back from D1 as int 1; the wire keeps it a float.
+    assert run["totalScore"] == 1.0 and isinstance(run["totalScore"], float)
+    assert run["metadata"] == {"k": "v"} and run["startedAt"] == "2026-01-01T00:00:00Z"
+    assert [(e["evaluatorName"], e["status"], e["details"]) for e in evals] == [("validation", "ok", "exit 0")]
+    assert isinstance(evals[0]["score"], float)
+    assert tel["cacheReadTokens"] == 5 and tel["cacheWriteTokens"] == 6
+    assert tel["judgeTokensIn"] == 7 and tel["judgeTokensOut"] == 8 and tel["judgeCostUsd"] == 0.25
+    assert tel["turns"] == 4 and tel["latenciesMs"] == [100.0, 200.0]
+    assert tel["costUsd"] == 2.0 and isinstance(tel["costUsd"], float)
+
+    assert api.call("GET", f"/api/runs/{body['runId']}/evaluations").body == evals
+    assert api.call("GET", f"/api/runs/{body['runId']}/telemetry").body == tel
+
+
+def test_same_run_posted_twice_is_stored_once_and_different_content_conflicts(api):
+    body = run_body(batchId=uid("batch"))
+    assert api.call("POST", "/api/results", body).status == 201
+    again = api.call("POST", "/api/results", body)
+    assert again.status == 200 and again.body["duplicate"] is True
+    changed = dict(body, totalScore=0.9)
+    conflict = api.call("POST", "/api/results", changed)
+    assert conflict.status == 409 and conflict.body["error"]
+    runs = api.call("GET", "/api/runs", headers=None, body=None).body
+    batch = api.call("GET", f"/api/batches/{body['batchId']}").body
+    assert batch["totalRuns"] == 1
+    assert batch["runs"][0]["totalScore"] == 0.5
+    assert api.call("GET", f"/api/runs/{body['runId']}/evaluations").body.__len__() == 1
+    assert isinstance(runs, list)
+
+
+def test_run_with_unknown_batch_creates_it_and_aggregates_come_from_stored_runs(api):
+    batch_id = uid("batch")
+    posts = [
+        run_body(batchId=batch_id, scenario="a", agent="echo", model="m1", tier="L1", totalScore=1.0, isSuccessful=True),
+        run_body(batchId=batch_id, scenario="a", agent="oracle", model="m2", tier="L2", totalScore=0.5, isSuccessful=False),
+        run_body(batchId=batch_id, scenario="b", agent="oracle", model="m2", tier="L1", totalScore=0.0, isSuccessful=True),
+    ]
+    for p in posts:
+        assert api.call("POST", "/api/results", p).status == 201
+    # A client's own totals are not trusted.
+    up = api.call("POST", "/api/results/batch", {"batchId": batch_id, "totalRuns": 99,
+                                                 "successfulRuns": 99, "avgScore": 0.99,
+                                                 "completedAt": 1234, "metadata": {"note": "x"}})
+    assert up.status == 200 and up.body["batch"]["totalRuns"] == 3
+    b = api.call("GET", f"/api/batches/{batch_id}").body
+    assert (b["totalRuns"], b["successfulRuns"]) == (3, 2)
+    assert b["avgScore"] == pytest.approx(0.5)
+    assert b["completedAt"] == 1234 and b["metadata"] == {"note": "x"}
+    assert sorted(r["runId"] for r in b["runs"]) == sorted(p["runId"] for p in posts)
+    by = {dim: {row["key"]: row for row in rows} for dim, rows in b["breakdowns"].items()}
+    assert by["scenario"]["a"]["runs"] == 2 and by["scenario"]["a"]["avgScore"] == pytest.approx(0.75)
+    assert by["scenario"]["b"]["successfulRuns"] == 1
+    assert by["agent"]["oracle"]["runs"] == 2 and by["agent"]["oracle"]["maxScore"] == 0.5
+    assert by["model"]["m1"]["avgScore"] == 1.0
+    assert by["tier"]["L1"]["runs"] == 2 and by["tier"]["L2"]["minScore"] == 0.5
+    listed = {x["batchId"]: x for x in api.call("GET", "/api/batches", body=None).body}
+    if batch_id in listed:  # on a shared database the page may hold newer batches only
+        assert listed[batch_id]["totalRuns"] == 3
+
+
+def test_batch_post_creates_then_updates_without_losing_fields(api):
+    batch_id = uid("batch")
+    created = api.call("POST", "/api/results/batch", {"batchId": batch_id, "createdAt": 1000,
+                                                      "metadata": {"suite": "s"}})
+    assert created.status == 201 and created.body["batch"]["createdAt"] == 1000
+    updated = api.call("POST", "/api/results/batch", {"batchId": batch_id, "completedAt": 2000})
+    assert updated.status == 200
+    b = api.call("GET", f"/api/batches/{batch_id}").body
+    assert (b["createdAt"], b["completedAt"], b["metadata"]) == (1000, 2000, {"suite": "s"})
+    assert b["totalRuns"] == 0 and b["avgScore"] is None and b["runs"] == []
+
+
+def test_run_filters_select_matching_runs(api):
+    tag = uid("suite")
+    spec = run_body(suite=tag, agent="anthropic", model="claude-x", tier="L2", status="timeout",
+                    specialistEnabled=True, specialistName="sp", configHash="h1", batchId=uid("batch"))
+    plain = run_body(suite=tag, scenario="other", agent="echo", model="m9", tier="L0",
+                     configHash="h2")
+    for p in (spec, plain):
+        assert api.call("POST", "/api/results", p).status == 201
+
+    def ids(**q: str) -> set[str]:
+        from urllib.parse import urlencode
+        r = api.call("GET", "/api/runs?" + urlencode({"suite": tag, **q}))
+        assert r.status == 200, r.body
+        return {x["runId"] for x in r.body}
+
+    assert ids() == {spec["runId"], plain["runId"]}
+    assert ids(scenario="other") == {plain["runId"]}
+    assert ids(agent="anthropic") == ids(model="claude-x") == ids(tier="L2") == {spec["runId"]}
+    assert ids(status="timeout") == ids(batchId=spec["batchId"]) == {spec["runId"]}
+    assert ids(specialist="sp") == ids(specialistEnabled="true") == ids(configHash="h1") == {spec["runId"]}
+    assert ids(specialistEnabled="false") == {plain["runId"]}
+
+
+def test_cursor_pagination_returns_every_run_once_newest_first(api):
+    tag = uid("suite")
+    posted = [run_body(suite=tag)["runId"] for _ in range(5)]
+    for rid in posted:
+        assert api.call("POST", "/api/results", run_body(suite=tag, runId=rid)).status == 201
+    seen: list[str] = []
+    cursor = None
+    pages = 0
+    while True:
+        q = f"/api/runs?suite={tag}&limit=2" + (f"&cursor={cursor}" if cursor else "")
+        r = api.call("GET", q)
+        assert r.status == 200 and len(r.body) <= 2
+        seen += [x["runId"] for x in r.body]
+        pages += 1
+        cursor = r.headers.get("x-next-cursor")
+        if not cursor:
+            break
+    assert sorted(seen) == sorted(posted) and len(seen) == 5 and pages == 3
+    created = [x["createdAt"] for x in api.call("GET", f"/api/runs?suite={tag}").body]
+    assert created == sorted(created, reverse=True)
+
+
+def test_limit_is_capped_at_500(local):
+    api = local()
+    for _ in range(501):
+        assert api.call("POST", "/api/results", run_body(evaluations=[], telemetry=None)).status == 201
+    r = api.call("GET", "/api/runs?limit=10000")
+    assert r.status == 200 and len(r.body) == 500 and r.headers.get("x-next-cursor")
+    rest = api.call("GET", f"/api/runs?limit=500&cursor={r.headers['x-next-cursor']}")
+    assert len(rest.body) == 1 and "x-next-cursor" not in rest.headers
+
+
+def test_many_evaluations_are_split_within_the_parameter_limit_and_keep_order(api):
+    evals = [{"evaluatorName": f"e{i:02d}", "score": i / 50, "details": {"i": i}} for i in range(45)]
+    body = run_body(evaluations=evals)
+    assert api.call("POST", "/api/results", body).status == 201
+    got = api.call("GET", f"/api/runs/{body['runId']}/evaluations").body
+    assert [e["evaluatorName"] for e in got] == [e["evaluatorName"] for e in evals]
+    assert got[7]["details"] == {"i": 7} and got[7]["maxScore"] == 1.0
+
+
+def test_transcript_is_stored_apart_in_chunks_and_capped(api):
+    small = run_body(transcript=[{"role": "user", "content": "fix it"},
+                                 {"role": "assistant", "content": None, "tool_calls": [{"name": "read_file"}]}])
+    assert api.call("POST", "/api/results", small).status == 201
+    t = api.call("GET", f"/api/runs/{small['runId']}/transcript").body
+    assert t["transcript"] == small["transcript"] and t["truncated"] is False
+    assert "transcript" not in api.call("GET", f"/api/runs/{small['runId']}").body["run"]
+
+    # ~300 KB: several D1-sized chunks, returned whole.
+    medium_msgs = [{"role": "tool", "content": "é" * 1500 + str(i)} for i in range(100)]
+    medium = run_body(transcript=medium_msgs)
+    assert api.call("POST", "/api/results", medium).status == 201
+    t = api.call("GET", f"/api/runs/{medium['runId']}/transcript").body
+    assert t["transcript"] == medium_msgs and t["truncated"] is False
+
+    # ~3 MB: over the cap, so head and tail are kept with a marker in between.
+    big_msgs = [{"role": "tool", "content": f"{i}:" + "x" * 30_000} for i in range(100)]
+    big = run_body(transcript=big_msgs)
+    assert api.call("POST", "/api/results", big).status == 201
+    t = api.call("GET", f"/api/runs/{big['runId']}/transcript").body
+    assert t["truncated"] is True
+    assert t["transcript"][0] == big_msgs[0] and t["transcript"][-1] == big_msgs[-1]
+    assert any(m.get("truncated") for m in t["transcript"])
+    assert len(json.dumps(t["transcript"])) < 2_200_000
+
+    none = run_body()
+    api.call("POST", "/api/results", none)
+    assert api.call("GET", f"/api/runs/{none['runId']}/transcript").body["transcript"] is None
+
+
+def test_failed_write_leaves_no_part_of_the_run(local):
+    api = local()
+    storage = api.app.storage
+    trigger = ("CREATE TRIGGER fail_transcripts BEFORE INSERT ON transcripts "
+               "BEGIN SELECT RAISE(ABORT, 'disk says no'); END")
+    if isinstance(storage, SQLiteStorage):
+        storage.raw_connection().execute(trigger)
+    else:
+        storage._db.conn.execute(trigger)
+    body = run_body(batchId=uid("batch"), transcript=[{"role": "user", "content": "x"}])
+    r = api.call("POST", "/api/results", body)
+    assert r.status == 500 and r.body["error"] == "storage error"
+    assert api.call("GET", f"/api/runs/{body['runId']}").status == 404
+    assert api.call("GET", f"/api/batches/{body['batchId']}").status == 404
+    assert api.call("GET", "/api/stats").body["totalRuns"] == 0
+
+
+def test_stats_and_agent_stats_are_computed_from_runs(local):
+    api = local()
+    for agent, score, ok in (("echo", 0.0, False), ("oracle", 1.0, True), ("oracle", 0.5, False)):
+        api.call("POST", "/api/results", run_body(agent=agent, totalScore=score, isSuccessful=ok,
+                                                  weightedScore=score, batchId="b1"))
+    s = api.call("GET", "/api/stats").body
+    assert s == {"totalRuns": 3, "successfulRuns": 1, "avgScore": 0.5, "avgWeightedScore": 0.5,
+                 "totalBatches": 1}
+    agents = api.call("GET", "/api/stats/agents").body
+    assert agents == [
+        {"agent": "echo", "runs": 1, "successfulRuns": 0, "avgScore": 0.0, "minScore": 0.0, "maxScore": 0.0},
+        {"agent": "oracle", "runs": 2, "successfulRuns": 1, "avgScore": 0.75, "minScore": 0.5, "maxScore": 1.0},
+    ]
+
+
+# ------------------------------------------------------------------------ auth and CORS
+
+def test_write_without_authorization_header_is_401(api):
+    r = api.call("POST", "/api/results", run_body(), auth=False)
+    assert r.status == 401 and r.body["error"] == "missing credentials"
+    assert r.headers.get("www-authenticate") == "Bearer"
+
+
+def test_write_with_wrong_key_is_403_and_stores_nothing(api):
+    body = run_body()
+    r = api.call("POST", "/api/results", body, headers={"authorization": "Bearer nope"})
+    assert r.status == 403 and r.body["error"] == "invalid API key"
+    assert api.call("GET", f"/api/runs/{body['runId']}").status == 404
+
+
+def test_malformed_authorization_header_is_401(api):
+    r = api.call("POST", "/api/results", run_body(), headers={"authorization": f"Basic {KEY}"})
+    assert r.status == 401
+
+
+def test_worker_without_configured_key_refuses_every_write(local):
+    api = local(WorkerConfig(api_key=None))
+    for key in ("", "anything", KEY):
+        r = api.call("POST", "/api/results", run_body(), headers={"authorization": f"Bearer {key}"})
+        assert r.status == 403 and r.body["error"] == "writes are disabled"
+    assert api.call("GET", "/api/stats").body["totalRuns"] == 0
+    assert api.call("GET", "/health").status == 200
+
+
+def test_cors_headers_only_for_allowed_origins(api):
+    ok = api.call("GET", "/health", headers={"origin": ORIGIN})
+    assert ok.headers.get("access-control-allow-origin") == ORIGIN
+    assert "x-next-cursor" in ok.headers.get("access-control-expose-headers", "").lower()
+    bad = api.call("GET", "/health", headers={"origin": "https://evil.example"})
+    assert "access-control-allow-origin" not in bad.headers
+    pre = api.call("OPTIONS", "/api/results", headers={"origin": ORIGIN,
+                                                        "access-control-request-method": "POST"})
+    assert pre.status == 204 and "POST" in pre.headers["access-control-allow-methods"]
+    assert "authorization" in pre.headers["access-control-allow-headers"].lower()
+    denied = api.call("OPTIONS", "/api/results", headers={"origin": "https://evil.example"})
+    assert denied.status == 403
+
+
+def test_wildcard_origin_allows_any_origin(local):
+    api = local(WorkerConfig(api_key=KEY, allowed_origins=("*",)))
+    r = api.call("GET", "/api/stats", headers={"origin": "https://any.example"})
+    assert r.headers["access-control-allow-origin"] == "https://any.example"
+
+
+# ------------------------------------------------------------------------- bad requests
+
+def test_body_over_the_size_cap_is_413(api):
+    big = b'{"runId":"' + b"x" * (8 * 1024 * 1024 + 10) + b'"}'
+    r = api.call("POST", "/api/results", raw=big)
+    assert r.status == 413
+
+
+def test_declared_length_over_cap_is_413_before_parsing(local):
+    api = local(WorkerConfig(api_key=KEY, max_body_bytes=1000))
+    r = api.call("POST", "/api/results", raw=b"{}", headers={"content-length": "5000"})
+    assert r.status == 413 and r.body["error"] == "body too large"
+
+
+@pytest.mark.parametrize("raw, error", [
+    (b"{not json", "invalid JSON"),
+    (b"", "empty body"),
+    (b"\xff\xfe", "body is not UTF-8"),
+    (b"[1, 2]", "body must be a JSON object"),
+    (b'{"runId": NaN}', "invalid JSON"),
+    (b'{"a":' * 40 + b"1" + b"}" * 40, "JSON nested too deeply"),
+])
+def test_malformed_bodies_are_400_with_a_reason(api, raw, error):
+    r = api.call("POST", "/api/results", raw=raw)
+    assert r.status == 400 and r.body["error"] == error and "details" in r.body
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"suite": None}, "suite"),
+    ({"totalScore": "high"}, "totalScore"),
+    ({"totalScore": 1.5}, "totalScore"),
+    ({"status": "exploded"}, "status"),
+    ({"failureClass": "cosmic"}, "failureClass"),
+    ({"isSuccessful": "yes"}, "isSuccessful"),
+    ({"runId": "bad id with spaces"}, "runId"),
+    ({"evaluations": [{"score": 1}]}, "evaluations[0].evaluatorName"),
+    ({"telemetry": {"tokensIn": -1}}, "telemetry.tokensIn"),
+    ({"telemetry": {"latenciesMs": ["fast"]}}, "telemetry.latenciesMs[0]"),
+    ({"metadata": [1]}, "metadata"),
+    ({"agent": "a" * 201}, "agent"),
+])
+def test_invalid_run_fields_are_400_naming_the_field(api, change, field):
+    body = run_body(**change)
+    r = api.call("POST", "/api/results", body)
+    assert r.status == 400 and field in r.body["error"], r.body
+    assert api.call("GET", f"/api/runs/{body['runId']}").status == 404
+
+
+def test_unknown_route_is_404_and_wrong_method_is_405(api):
+    r = api.call("GET", "/api/nothing")
+    assert r.status == 404 and r.body["error"] == "not found"
+    assert api.call("GET", f"/api/runs/{uid()}").status == 404
+    assert api.call("GET", f"/api/batches/{uid('batch')}").status == 404
+    m = api.call("DELETE", "/api/runs")
+    assert m.status == 405 and "GET" in m.headers["allow"]
+    assert api.call("GET", "/api/results").status == 405
+    assert api.call("PUT", "/api/results/batch", auth=False).status == 405
+
+
+def test_bad_query_parameters_are_400(api):
+    assert api.call("GET", "/api/runs?colour=blue").status == 400
+    assert api.call("GET", "/api/runs?limit=zero").status == 400
+    assert api.call("GET", "/api/runs?limit=0").status == 400
+    assert api.call("GET", "/api/runs?cursor=!!notacursor").status == 400
+    assert api.call("GET", "/api/runs?specialistEnabled=maybe").status == 400
+    assert api.call("GET", "/api/batches?suite=x").status == 400
+
+
+# -------------------------------------------------------------------------- D1 contract
+
+def test_fake_d1_refuses_what_d1_refuses():
+    db = FakeD1()
+
+    async def go() -> None:
+        with pytest.raises(FakeD1Error, match="too many SQL variables"):
+            await db.prepare("SELECT " + ", ".join("?" * 101)).bind(*range(101)).all()
+        with pytest.raises(FakeD1Error, match="not authorized"):
+            await db.prepare("BEGIN TRANSACTION").run()
+        with pytest.raises(FakeD1Error, match="undefined"):
+            db.prepare("SELECT ?").bind(None)
+        row = await db.prepare("SELECT 2.0 AS x").first()
+        assert row == {"x": 2} and isinstance(row["x"], int)
+
+    asyncio.run(go())
+
+
+def test_d1_backend_writes_null_without_binding_none():
+    storage = D1Storage(FakeD1())
+
+    async def go() -> Any:
+        await storage.run("INSERT INTO batches (batch_id, created_at, completed_at, metadata) "
+                          "VALUES (?, ?, ?, ?)", ("b", 1, None, "{}"))
+        return await storage.first("SELECT completed_at FROM batches WHERE batch_id = ?", ("b",))
+
+    assert asyncio.run(go()) == {"completed_at": None}
+
+
+def test_every_statement_the_core_sends_stays_within_d1_limits(tmp_path):
+    fake = FakeD1()
+    api = CoreApi(WorkerApp(D1Storage(fake), WorkerConfig(api_key=KEY)), "fake_d1")
+    body = run_body(batchId="b", evaluations=[{"evaluatorName": f"e{i}", "score": 0.1} for i in range(120)],
+                    transcript=[{"role": "tool", "content": "y" * 20_000} for _ in range(40)])
+    assert api.call("POST", "/api/results", body).status == 201
+    for path in ("/api/runs?batchId=b", "/api/batches", "/api/batches/b", "/api/stats",
+                 "/api/stats/agents", f"/api/runs/{body['runId']}/transcript"):
+        assert api.call("GET", path).status == 200
+    assert max(len(p) for _, p in fake.executed) <= 100
+    assert max(len(s.encode()) for s, _ in fake.executed) < 100_000
+    assert not any(re.match(r"\s*BEGIN", s, re.I) for s, _ in fake.executed)
+
+
+# ------------------------------------------------------------------------------- OpenAPI
+
+def test_openapi_lists_exactly_the_routes_that_exist(api):
+    doc = api.call("GET", "/openapi.json").body
+    documented = {(path, method.upper()) for path, ops in doc["paths"].items() for method in ops}
+    served = {(pattern, method) for pattern, method, _ in ROUTES}
+    assert documented == served
+
+
+def test_responses_match_the_openapi_schemas(api):
+    jsonschema = pytest.importorskip("jsonschema")
+    doc = api.call("GET", "/openapi.json").body
+
+    def check(path: str, method: str, status: int, body: Any) -> None:
+        op = doc["paths"][path][method.lower()]
+        schema = op["responses"][str(status)]["content"]["application/json"]["schema"]
+        jsonschema.validate(body, {**schema, "components": doc["components"]})
+
+    batch_id = uid("batch")
+    run = run_body(batchId=batch_id, transcript=[{"role": "user", "content": "hi"}])
+    posted = api.call("POST", "/api/results", run)
+    check("/api/results", "POST", 201, posted.body)
+    check("/api/results", "POST", 200, api.call("POST", "/api/results", run).body)
+    check("/api/results", "POST", 409, api.call("POST", "/api/results", dict(run, tier="L9")).body)
+    check("/api/results", "POST", 400, api.call("POST", "/api/results", {"x": 1}).body)
+    check("/api/results/batch", "POST", 200,
+          api.call("POST", "/api/results/batch", {"batchId": batch_id, "completedAt": 5}).body)
+    rid = run["runId"]
+    for path, concrete in (
+        ("/health", "/health"), ("/api/runs", "/api/runs"),
+        ("/api/runs/{runId}", f"/api/runs/{rid}"),
+        ("/api/runs/{runId}/evaluations", f"/api/runs/{rid}/evaluations"),
+        ("/api/runs/{runId}/telemetry", f"/api/runs/{rid}/telemetry"),
+        ("/api/runs/{runId}/transcript", f"/api/runs/{rid}/transcript"),
+        ("/api/batches", "/api/batches"), ("/api/batches/{batchId}", f"/api/batches/{batch_id}"),
+        ("/api/stats", "/api/stats"), ("/api/stats/agents", "/api/stats/agents"),
+    ):
+        r = api.call("GET", concrete)
+        assert r.status == 200, (concrete, r.body)
+        check(path, "GET", 200, r.body)
+    check("/api/runs/{runId}", "GET", 404, api.call("GET", f"/api/runs/{uid()}").body)
+
+
+def test_run_post_schema_agrees_with_validation(api):
+    jsonschema = pytest.importorskip("jsonschema")
+    doc = api.call("GET", "/openapi.json").body
+    schema = {"$ref": "#/components/schemas/RunPost", "components": doc["components"]}
+    good = run_body()
+    jsonschema.validate(good, schema)
+    assert api.call("POST", "/api/results", good).status == 201
+    for bad in (run_body(totalScore=2), run_body(status="nope"), {"runId": uid()}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schema)
+        assert api.call("POST", "/api/results", bad).status == 400
