@@ -1,0 +1,496 @@
+"""The runner: one scenario, N runs, each stored whatever happens (DESIGN sections 3, 5, 6).
+
+One run: fresh workspace → agent (with a deadline) → diff → evaluators → score → stored record.
+A batch: optional warmup once, then ``iterations`` runs (``parallel`` at a time, each in its own
+workspace), then the batch record.
+
+Outcome of a run (``status`` / ``failure_class``):
+
+- ``completed`` / None: the agent finished and the run is successful (score ≥ threshold, no
+  gating command failed).
+- ``failed`` / ``validation``: a gating command (install, test) failed; ``failed`` / ``judge``:
+  not successful and the judge errored; ``failed`` / ``agent``: the agent reported failure, or
+  its work scored below the threshold.
+- ``timeout`` / ``agent``: the agent ran past ``timeout_minutes`` (its deadline) or said so.
+- ``budget_exceeded`` / ``agent``: the agent hit a turn/token/cost budget.
+- ``error`` / ``agent`` (the agent raised or reported an error), ``infra`` (workspace or warmup
+  could not be prepared), ``harness`` (a bug in the harness itself).
+
+Runs that reached the agent are evaluated and scored whatever the agent's status, so partial
+work is visible; ``is_successful`` is true only for ``completed`` runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from harness import __version__ as HARNESS_VERSION
+from harness.agents import UnknownAgentError, agent_names, create_agent
+from harness.agents.base import AgentContext, AgentResult, Budgets
+from harness.evaluators.base import EvaluationContext, EvaluatorResult
+from harness.evaluators.pipeline import run_evaluators
+from harness.globs import walk_files
+from harness.process import CommandResult, run_command
+from harness.results.client import ResultsClient
+from harness.results.records import (
+    BatchRecord,
+    EvaluationRecord,
+    RunRecord,
+    Telemetry,
+    new_batch_id,
+    new_run_id,
+)
+from harness.scenarios import Scenario, TierPrompt
+from harness.scoring import RunScore, score_run
+from harness.workspace import ALWAYS_EXCLUDED, WorkspaceDiff, WorkspaceError, compute_diff, create_workspace
+
+BASE_TOOLS = ("read_file", "write_file", "list_directory", "run_command")
+DETAILS_CAP = 16_000
+ANSWER_CAP = 8_000
+DEFAULT_WARMUP_TIMEOUT_S = 600.0
+
+
+class Specialist(Protocol):
+    """What the runner needs from a specialist (see ``harness.specialists``)."""
+
+    name: str
+    version: str
+
+    def system_prompt(self, model: str | None) -> str: ...
+
+
+@dataclass
+class RunOptions:
+    """How to run a scenario. ``agent_options`` go to the agent factory and ``AgentContext.options``
+    (``base_url``, ...)."""
+
+    agent: str = "echo"
+    model: str | None = None
+    iterations: int = 1
+    parallel: int = 1
+    batch_id: str | None = None
+    skip_warmup: bool = False
+    keep_workspace: bool = False
+    workspaces_root: Path | None = None
+    budgets: Budgets | None = None  # timeout_s is always taken from the scenario (or timeout_minutes)
+    timeout_minutes: float | None = None  # overrides the scenario's timeout_minutes
+    agent_options: dict[str, Any] = field(default_factory=dict)
+    use_cache: bool = True
+    specialist: Specialist | None = None
+    agent_grace_s: float = 10.0  # how long past its deadline an agent may take to return
+    metadata: dict[str, Any] = field(default_factory=dict)  # copied into every run's metadata
+
+
+@dataclass
+class RunEvent:
+    """Progress of one run, for displays."""
+
+    run_id: str
+    iteration: int
+    stage: str  # workspace, agent, validation, heuristic_checks, ..., stored
+    record: RunRecord | None = None
+
+
+ProgressCallback = Callable[[RunEvent], None]
+
+
+@dataclass
+class RunOutcome:
+    record: RunRecord
+    results: list[EvaluatorResult] = field(default_factory=list)
+    agent_result: AgentResult | None = None
+    diff: WorkspaceDiff | None = None
+    workspace: Path | None = None  # set when the workspace was kept
+    post_outcome: str | None = None  # stored | duplicate | spooled, None if posting failed
+    post_error: str | None = None
+
+
+@dataclass
+class WarmupResult:
+    ok: bool
+    kind: str  # commands | agent
+    commands: list[CommandResult] = field(default_factory=list)
+    error: str | None = None
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "kind": self.kind,
+            "error": self.error,
+            "commands": [{"command": c.command, "exitCode": c.exit_code, "timedOut": c.timed_out,
+                          "durationMs": round(c.duration_ms, 1)} for c in self.commands],
+        }
+
+
+@dataclass
+class BatchOutcome:
+    batch_id: str
+    runs: list[RunOutcome]
+    batch: BatchRecord  # what was posted
+    warmup: WarmupResult | None = None
+    post_error: str | None = None
+
+
+def _now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def tool_names(scenario: Scenario) -> list[str]:
+    """The tools an agent gets in this scenario."""
+    tools = list(BASE_TOOLS)
+    if scenario.oracle_answers is not None:
+        tools.append("ask_user")
+    if scenario.allow_fetch_url:
+        tools.append("fetch_url")
+    return tools
+
+
+def config_hash(scenario: Scenario, prompt: TierPrompt, agent: str, model: str | None,
+                specialist: Specialist | None = None) -> str:
+    """sha256 over what makes two runs comparable: every file of the scenario directory (fixture,
+    scenario.yaml, solution, hidden tests, oracle answers), the prompt, the tool set, the agent,
+    the model, the specialist's name and version, and the harness version."""
+    h = hashlib.sha256()
+
+    def feed(label: str, value: str | bytes) -> None:
+        data = value.encode() if isinstance(value, str) else value
+        h.update(f"{label}:{len(data)}:".encode())
+        h.update(data)
+
+    for rel in sorted(walk_files(scenario.path, ALWAYS_EXCLUDED)):
+        path = scenario.path / rel
+        feed("file", rel)
+        feed("content", hashlib.sha256(path.read_bytes()).digest() if path.is_file() else b"")
+    feed("prompt", prompt.text)
+    feed("tools", ",".join(tool_names(scenario)))
+    feed("agent", agent)
+    feed("model", model or "")
+    feed("specialist", f"{specialist.name}@{specialist.version}" if specialist else "")
+    feed("harness", HARNESS_VERSION)
+    return h.hexdigest()
+
+
+def classify(agent_status: str | None, score: RunScore | None, results: list[EvaluatorResult]) -> tuple[str, str | None]:
+    """(status, failure_class) of a run from the agent's status and the scoring outcome."""
+    if agent_status in ("timeout", "budget_exceeded"):
+        return agent_status, "agent"
+    if agent_status == "error":
+        return "error", "agent"
+    if agent_status == "failed":
+        return "failed", "agent"
+    if score is not None and score.successful:
+        return "completed", None
+    if score is not None and score.gating_failures:
+        return "failed", "validation"
+    if any(r.name == "llm_judge" and r.status == "error" for r in results):
+        return "failed", "judge"
+    if any(r.status == "error" for r in results):
+        return "error", "harness"
+    return "failed", "agent"
+
+
+def _run_agent(agent: Any, ctx: AgentContext, grace_s: float) -> tuple[AgentResult, bool]:
+    """Run the agent in a thread; (result, overran). An agent still running ``grace_s`` after its
+    deadline is abandoned and the run is a timeout."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = agent.run(ctx)
+        except BaseException as exc:  # noqa: BLE001 - reported as the agent's error
+            box["error"] = exc
+            box["trace"] = traceback.format_exc(limit=8)
+
+    thread = threading.Thread(target=target, name=f"agent-{ctx.repeat_index}", daemon=True)
+    thread.start()
+    thread.join(timeout=max(0.0, (ctx.deadline or time.monotonic()) - time.monotonic()) + grace_s)
+    if thread.is_alive():
+        return AgentResult(status="timeout", error="the agent did not stop at its deadline; abandoned"), True
+    if "error" in box:
+        exc = box["error"]
+        return AgentResult(status="error", error=f"{type(exc).__name__}: {exc}",
+                           transcript=[{"role": "harness", "content": box["trace"]}]), False
+    result = box.get("result")
+    if not isinstance(result, AgentResult):
+        return AgentResult(status="error", error=f"agent returned {type(result).__name__}, not AgentResult"), False
+    overran = ctx.deadline is not None and time.monotonic() > ctx.deadline
+    if overran and result.status == "completed":
+        result = replace(result, status="timeout")
+    return result, overran
+
+
+def run_warmup(scenario: Scenario, options: RunOptions) -> WarmupResult | None:
+    """Run the scenario's warmup in a scratch copy of the fixture (never in the fixture itself),
+    then delete the copy. None when the scenario has no warmup."""
+    warmup = scenario.warmup
+    if not warmup:
+        return None
+    scratch = create_workspace(scenario, options.workspaces_root, label="warmup")
+    try:
+        timeout = float(warmup.get("timeout_seconds", DEFAULT_WARMUP_TIMEOUT_S))
+        if warmup.get("commands"):
+            result = WarmupResult(ok=True, kind="commands")
+            for item in warmup["commands"]:
+                command = item["cmd"] if isinstance(item, dict) else str(item)
+                outcome = run_command(command, scratch.path, timeout_s=timeout)
+                result.commands.append(outcome)
+                if not outcome.ok:
+                    why = "timed out" if outcome.timed_out else f"exit {outcome.exit_code}"
+                    result.ok, result.error = False, f"warmup command failed ({why}): {command}"
+                    break
+            return result
+        if warmup.get("prompt"):
+            agent = create_agent(options.agent, options.model, **options.agent_options)
+            ctx = AgentContext(scenario=scenario, prompt=str(warmup["prompt"]), workspace=scratch.path,
+                               budgets=replace(options.budgets or Budgets(), timeout_s=timeout),
+                               model=options.model, deadline=time.monotonic() + timeout,
+                               use_cache=options.use_cache, options=dict(options.agent_options))
+            agent_result, _ = _run_agent(agent, ctx, options.agent_grace_s)
+            ok = agent_result.status == "completed"
+            return WarmupResult(ok=ok, kind="agent", error=None if ok else f"warmup agent {agent_result.status}: "
+                                f"{agent_result.error or ''}".strip())
+        return None
+    finally:
+        scratch.remove()
+
+
+class _Poster:
+    """Posts records through one client, one at a time (clients need not be thread-safe)."""
+
+    def __init__(self, client: ResultsClient) -> None:
+        self.client = client
+        self.lock = threading.Lock()
+
+    def post_run(self, record: RunRecord) -> tuple[str | None, str | None]:
+        with self.lock:
+            try:
+                return self.client.post_run(record), None
+            except Exception as exc:  # noqa: BLE001 - reported, never fatal to the batch
+                return None, f"{type(exc).__name__}: {exc}"
+
+
+def _evaluation_records(results: list[EvaluatorResult]) -> list[EvaluationRecord]:
+    return [EvaluationRecord(evaluator_name=r.name, score=float(min(1.0, max(0.0, r.score))), max_score=r.max_score,
+                             status=r.status, details=r.details[:DETAILS_CAP]) for r in results]
+
+
+def _telemetry(agent_result: AgentResult | None, results: list[EvaluatorResult], duration_ms: float,
+               workspace: Path | None) -> Telemetry:
+    t = Telemetry(duration_ms=round(duration_ms, 1), workspace_dir=str(workspace) if workspace else None,
+                  cost_usd=None)
+    if agent_result is not None:
+        t.tool_calls = agent_result.tool_calls
+        t.tokens_in = agent_result.tokens_in
+        t.tokens_out = agent_result.tokens_out
+        t.cache_read_tokens = agent_result.cache_read_tokens
+        t.cache_write_tokens = agent_result.cache_write_tokens
+        t.cost_usd = agent_result.cost_usd
+        t.turns = agent_result.turns
+        t.latencies_ms = list(agent_result.latencies_ms)
+    judged = [r for r in results if r.tokens_in or r.tokens_out or r.cost_usd is not None]
+    if judged:
+        t.judge_tokens_in = sum(r.tokens_in for r in judged)
+        t.judge_tokens_out = sum(r.tokens_out for r in judged)
+        costs = [r.cost_usd for r in judged]
+        t.judge_cost_usd = None if any(c is None for c in costs) else sum(costs)
+    return t
+
+
+def execute_run(scenario: Scenario, prompt: TierPrompt, options: RunOptions, batch_id: str, iteration: int,
+                cfg_hash: str, poster: _Poster | None = None, progress: ProgressCallback | None = None,
+                warmup: WarmupResult | None = None) -> RunOutcome:
+    """Run one iteration and store it. Never raises: every failure becomes a stored record."""
+    run_id = new_run_id()
+    started_mono = time.monotonic()
+    specialist = options.specialist
+    record = RunRecord(
+        run_id=run_id, suite=scenario.suite, scenario=scenario.name, tier=prompt.tier, agent=options.agent,
+        batch_id=batch_id, model=options.model, started_at=_now_iso(), config_hash=cfg_hash,
+        specialist_enabled=specialist is not None,
+        specialist_name=specialist.name if specialist else None,
+        specialist_version=specialist.version if specialist else None,
+        metadata={
+            **options.metadata,
+            "tierLabel": prompt.label,
+            "iteration": iteration,
+            "scenarioId": scenario.id,
+            "scenarioTitle": scenario.title,
+            "successThreshold": scenario.success_threshold,
+            "timeoutMinutes": options.timeout_minutes or scenario.timeout_minutes,
+            "harnessVersion": HARNESS_VERSION,
+        },
+    )
+    if warmup is not None:
+        record.metadata["warmup"] = warmup.summary()
+    outcome = RunOutcome(record=record)
+
+    def stage(name: str) -> None:
+        if progress:
+            progress(RunEvent(run_id, iteration, name))
+
+    workspace = None
+    try:
+        if warmup is not None and not warmup.ok:
+            record.status, record.failure_class = "error", "infra"
+            record.metadata["error"] = warmup.error
+        else:
+            stage("workspace")
+            try:
+                workspace = create_workspace(scenario, options.workspaces_root)
+            except WorkspaceError as exc:
+                record.status, record.failure_class = "error", "infra"
+                record.metadata["error"] = str(exc)
+            if workspace is not None:
+                _agent_and_evaluate(scenario, prompt, options, iteration, workspace.path, outcome, stage)
+    except Exception as exc:  # noqa: BLE001 - a harness bug still yields a stored run
+        record.status, record.failure_class = "error", "harness"
+        record.metadata["error"] = f"{type(exc).__name__}: {exc}"
+        record.metadata["traceback"] = traceback.format_exc(limit=12)
+    finally:
+        record.completed_at = _now_iso()
+        kept = None
+        if workspace is not None:
+            if options.keep_workspace:
+                kept = workspace.path
+            else:
+                workspace.remove()
+        outcome.workspace = kept
+        record.evaluations = _evaluation_records(outcome.results)
+        record.telemetry = _telemetry(outcome.agent_result, outcome.results,
+                                      (time.monotonic() - started_mono) * 1000.0, kept)
+        if outcome.agent_result is not None:
+            record.transcript = outcome.agent_result.transcript
+        if poster is not None:
+            stage("storing")
+            outcome.post_outcome, outcome.post_error = poster.post_run(record)
+        if progress:
+            progress(RunEvent(run_id, iteration, "done", record))
+    return outcome
+
+
+def _agent_and_evaluate(scenario: Scenario, prompt: TierPrompt, options: RunOptions, iteration: int,
+                        workspace: Path, outcome: RunOutcome, stage: Callable[[str], None]) -> None:
+    record = outcome.record
+    timeout_s = (options.timeout_minutes or scenario.timeout_minutes) * 60.0
+    budgets = replace(options.budgets or Budgets(), timeout_s=timeout_s)
+    system_prompt = options.specialist.system_prompt(options.model) if options.specialist else None
+    stage("agent")
+    agent_started = time.monotonic()
+    try:
+        agent = create_agent(options.agent, options.model, **options.agent_options)
+    except Exception as exc:  # noqa: BLE001 - e.g. missing credentials: the agent could not start
+        agent_result = AgentResult(status="error", error=f"{type(exc).__name__}: {exc}")
+    else:
+        ctx = AgentContext(scenario=scenario, prompt=prompt.text, workspace=workspace, budgets=budgets,
+                           system_prompt=system_prompt, model=options.model,
+                           deadline=agent_started + timeout_s, repeat_index=iteration,
+                           use_cache=options.use_cache, options=dict(options.agent_options))
+        agent_result, overran = _run_agent(agent, ctx, options.agent_grace_s)
+        if overran:
+            record.metadata["agentOverranDeadline"] = True
+    outcome.agent_result = agent_result
+    record.model = agent_result.model or options.model
+    record.metadata["agentDurationMs"] = round((time.monotonic() - agent_started) * 1000.0, 1)
+    record.metadata["agentStatus"] = agent_result.status
+    if agent_result.final_answer:
+        record.metadata["finalAnswer"] = agent_result.final_answer[:ANSWER_CAP]
+    if agent_result.error:
+        record.metadata["agentError"] = agent_result.error[:ANSWER_CAP]
+    if agent_result.questions:
+        record.metadata["questions"] = agent_result.questions
+
+    diff = compute_diff(scenario.fixture_dir, workspace, scenario.workspace_exclude)
+    outcome.diff = diff
+    record.metadata["diff"] = {
+        "summary": diff.summary(),
+        "changedFiles": diff.changed_files[:200],
+        "dependencyChanges": [vars(c) for c in diff.dependency_changes[:200]],
+        "truncated": diff.truncated,
+    }
+    eval_ctx = EvaluationContext(scenario=scenario, workspace=workspace, prompt=prompt.text,
+                                 agent_result=agent_result, diff=diff, use_cache=options.use_cache)
+    outcome.results = run_evaluators(eval_ctx, on_stage=stage)
+    score = score_run(outcome.results, scenario.rubric_weights, scenario.success_threshold)
+    record.total_score = score.score
+    record.weighted_score = score.score
+    record.success_metric = score.score
+    record.status, record.failure_class = classify(agent_result.status, score, outcome.results)
+    record.is_successful = record.status == "completed"
+    record.metadata["weights"] = score.weights
+    if score.gating_failures:
+        record.metadata["gatingFailures"] = score.gating_failures
+
+
+def batch_record(batch_id: str, runs: list[RunRecord], created_ms: int, completed_ms: int,
+                 metadata: dict[str, Any]) -> BatchRecord:
+    """The batch with aggregates over ``runs`` (scores averaged over runs that have one)."""
+    scores = [r.total_score for r in runs if r.total_score is not None]
+    weighted = [r.weighted_score for r in runs if r.weighted_score is not None]
+    return BatchRecord(
+        batch_id=batch_id,
+        created_at=created_ms,
+        completed_at=completed_ms,
+        total_runs=len(runs),
+        successful_runs=sum(1 for r in runs if r.is_successful),
+        avg_score=sum(scores) / len(scores) if scores else None,
+        avg_weighted_score=sum(weighted) / len(weighted) if weighted else None,
+        metadata=metadata,
+    )
+
+
+def run_batch(scenario: Scenario, prompt: TierPrompt, options: RunOptions, client: ResultsClient | None,
+              progress: ProgressCallback | None = None) -> BatchOutcome:
+    """Run ``options.iterations`` runs of ``scenario`` and store each one, then the batch.
+
+    Raises only for bad input detected before any run starts (e.g. ``UnknownAgentError``);
+    after that, every run is stored whatever happens to it.
+    """
+    if options.iterations < 1 or options.parallel < 1:
+        raise ValueError("iterations and parallel must be at least 1")
+    if options.agent not in agent_names():
+        raise UnknownAgentError(f"unknown agent {options.agent!r}; available: {', '.join(agent_names())}")
+    batch_id = options.batch_id or new_batch_id()
+    created_ms = int(time.time() * 1000)
+    cfg_hash = config_hash(scenario, prompt, options.agent, options.model, options.specialist)
+    poster = _Poster(client) if client is not None else None
+
+    warmup = None
+    if not options.skip_warmup:
+        try:
+            warmup = run_warmup(scenario, options)
+        except Exception as exc:  # noqa: BLE001 - the runs are stored as infra errors
+            warmup = WarmupResult(ok=False, kind="error", error=f"warmup could not run: {type(exc).__name__}: {exc}")
+
+    def one(i: int) -> RunOutcome:
+        return execute_run(scenario, prompt, options, batch_id, i, cfg_hash, poster, progress, warmup)
+
+    if options.parallel == 1 or options.iterations == 1:
+        runs = [one(i) for i in range(options.iterations)]
+    else:
+        with ThreadPoolExecutor(max_workers=min(options.parallel, options.iterations),
+                                thread_name_prefix="run") as pool:
+            runs = list(pool.map(one, range(options.iterations)))
+
+    meta = {
+        "suite": scenario.suite, "scenario": scenario.name, "tier": prompt.tier, "agent": options.agent,
+        "model": options.model, "iterations": options.iterations, "parallel": options.parallel,
+        "configHash": cfg_hash, "harnessVersion": HARNESS_VERSION,
+        "specialist": f"{options.specialist.name}@{options.specialist.version}" if options.specialist else None,
+    }
+    batch = batch_record(batch_id, [r.record for r in runs], created_ms, int(time.time() * 1000), meta)
+    post_error = None
+    if client is not None:
+        try:
+            client.post_batch(batch)
+        except Exception as exc:  # noqa: BLE001 - the runs are stored; the batch can be re-posted
+            post_error = f"{type(exc).__name__}: {exc}"
+    return BatchOutcome(batch_id=batch_id, runs=runs, batch=batch, warmup=warmup, post_error=post_error)
