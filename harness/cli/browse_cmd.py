@@ -1,0 +1,77 @@
+"""``bench list``: the suites, scenarios and tier prompts available to run."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+
+@click.command("list")
+@click.argument("suite", required=False)
+@click.option("--suites-dir", type=click.Path(file_okay=False, path_type=Path), envvar="ZE_BENCHMARKS_SUITES_DIR",
+              default=None, help="Where suites live (default: $ZE_BENCHMARKS_SUITES_DIR, else the repository's suites/).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def list_cmd(suite: str | None, suites_dir: Path | None, as_json: bool) -> None:
+    """List suites, their scenarios and the prompt tiers each one has, plus the agents.
+
+    A scenario whose scenario.yaml does not load is listed with its error, and the exit
+    status is 1.
+
+    \b
+    Examples:
+      bench list
+      bench list py-bugs
+      bench list --json
+    """
+    from harness.agents import agent_names
+    from harness.scenarios import ScenarioError, available_tiers, discover_suites, load_scenario
+
+    try:
+        suites = discover_suites(suites_dir)
+    except ScenarioError as exc:
+        raise click.ClickException(str(exc)) from None
+    if suite is not None:
+        suites = [s for s in suites if s.name == suite]
+        if not suites:
+            raise click.ClickException(f"unknown suite {suite!r}")
+    rows = []
+    for s in suites:
+        for name in s.scenarios:
+            entry = {"suite": s.name, "scenario": name}
+            try:
+                scenario = load_scenario(s.name, name, suites_dir)
+                entry.update(id=scenario.id, title=scenario.title, difficulty=scenario.difficulty,
+                             tags=scenario.tags, tiers=available_tiers(scenario),
+                             hasSolution=scenario.solution_dir is not None,
+                             hasHiddenTests=scenario.hidden_tests_dir is not None, warnings=scenario.warnings)
+            except ScenarioError as exc:
+                entry["error"] = str(exc)
+            rows.append(entry)
+    broken = [r for r in rows if "error" in r]
+    agents = agent_names()
+    if as_json:
+        click.echo(json.dumps({"suites": [{"name": s.name, "path": str(s.path)} for s in suites],
+                               "scenarios": rows, "agents": agents}, indent=2))
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title="Scenarios")
+        for col in ("suite", "scenario", "title", "tiers"):
+            table.add_column(col, no_wrap=col in ("suite", "scenario"))
+        for r in rows:
+            if "error" in r:
+                table.add_row(r["suite"], r["scenario"], f"[red]error: {r['error']}[/red]", "")
+            else:
+                tiers = sorted({label.split("-", 1)[0] for label in r["tiers"]})
+                table.add_row(r["suite"], r["scenario"], r["title"], " ".join(tiers) or "[red]none[/red]")
+        console = Console()
+        console.print(table)
+        console.print(f"Agents: {', '.join(agents)}")
+        console.print("Run one: bench SUITE SCENARIO --tier L1 --agent oracle")
+    if broken:
+        click.echo(f"{len(broken)} scenario(s) failed to load", err=True)
+        sys.exit(1)

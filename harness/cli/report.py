@@ -1,0 +1,178 @@
+"""How runs and batches look on a terminal (rich) and to programs (JSON)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from harness.results.records import BatchRecord, RunRecord
+
+_STATUS_STYLE = {"completed": "green", "failed": "red", "timeout": "yellow", "budget_exceeded": "yellow",
+                 "error": "red bold"}
+
+
+def score_text(score: float | None) -> str:
+    return "-" if score is None else f"{score:.2f}"
+
+
+def run_json(run: RunRecord, transcript: bool = False) -> dict[str, Any]:
+    """A run's wire form, without the transcript unless asked (it can be large)."""
+    data = run.to_wire()
+    if not transcript:
+        data.pop("transcript", None)
+    return data
+
+
+def batch_json(batch: BatchRecord) -> dict[str, Any]:
+    data = batch.to_wire()
+    data["breakdowns"] = batch.breakdowns
+    data["runs"] = [run_json(r) for r in batch.runs]
+    return data
+
+
+def _ms_time(ms: int | None) -> str:
+    if not ms:
+        return "-"
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _iso_time(value: str | None) -> str:
+    return (value or "-").replace("T", " ")[:19]
+
+
+def render_run(console: Console, run: RunRecord, threshold: float | None = None) -> None:
+    """The per-run report: ids, per-evaluator scores, total with PASS/FAIL, telemetry."""
+    ok = run.is_successful
+    head = "✓ Benchmark completed successfully" if ok else f"✗ Benchmark {run.status.replace('_', ' ')}"
+    if run.failure_class:
+        head += f" ({run.failure_class})"
+    console.print(Text(head, style="green bold" if ok else "red bold"))
+    console.print()
+    console.print("[bold]Results:[/bold]")
+    console.print(f"  Run ID:   {run.run_id}")
+    console.print(f"  Batch ID: {run.batch_id}")
+    model = f" / {run.model}" if run.model else ""
+    tier = run.metadata.get("tierLabel", run.tier)
+    console.print(f"  Scenario: {run.suite}/{run.scenario}  tier {tier}  agent {run.agent}{model}")
+    if run.specialist_enabled:
+        console.print(f"  Specialist: {run.specialist_name}@{run.specialist_version}")
+    if run.metadata.get("error"):
+        console.print(f"  Error: {run.metadata['error']}", style="red")
+    if run.metadata.get("agentError"):
+        console.print(f"  Agent error: {str(run.metadata['agentError']).splitlines()[0]}", style="red")
+    console.print()
+    console.print("[bold]Scores:[/bold]")
+    if not run.evaluations:
+        console.print("  (no evaluations)")
+    width = max([len(e.evaluator_name) for e in run.evaluations] + [5]) + 1
+    weights = run.metadata.get("weights") or {}
+    for e in run.evaluations:
+        label = f"{e.evaluator_name}:".ljust(width + 1)
+        if e.status != "ok":
+            first = (e.details or "").strip().splitlines()
+            reason = f" ({first[0][:160]})" if first else ""
+            console.print(f"  {label} [dim]{e.status}{reason}[/dim]")
+            continue
+        mark = "[green]✓[/green]" if e.score >= 1.0 else ("[yellow]⚠[/yellow]" if e.score > 0 else "[red]✗[/red]")
+        weight = weights.get(e.evaluator_name)
+        wtxt = f"  [dim]weight {weight:g}[/dim]" if weight not in (None, 1, 1.0) else ""
+        console.print(f"  {label} {e.score:.2f} / {e.max_score:.2f} {mark}{wtxt}")
+    console.print()
+    verdict = "[green bold]✓ PASS[/green bold]" if ok else "[red bold]✗ FAIL[/red bold]"
+    thr = run.metadata.get("successThreshold", threshold)
+    thr_txt = f"  [dim](threshold {thr:.2f})[/dim]" if isinstance(thr, (int, float)) else ""
+    console.print(f"  {'Total:'.ljust(width + 1)} {score_text(run.total_score)} / 1.00 {verdict}{thr_txt}")
+    gating = run.metadata.get("gatingFailures")
+    if gating:
+        console.print(f"  [red]gating command failed: {', '.join(gating)}[/red]")
+    t = run.telemetry
+    if t is not None:
+        console.print()
+        console.print("[bold]Telemetry:[/bold]")
+        console.print(f"  Duration:   {t.duration_ms / 1000:.1f}s")
+        console.print(f"  Tokens:     {t.tokens_in:,} in / {t.tokens_out:,} out")
+        console.print(f"  Cost:       {'unknown' if t.cost_usd is None else f'${t.cost_usd:.4f}'}")
+        console.print(f"  Tool calls: {t.tool_calls}   Turns: {t.turns}")
+        if t.judge_tokens_in or t.judge_tokens_out:
+            judge_cost = "unknown" if t.judge_cost_usd is None else f"${t.judge_cost_usd:.4f}"
+            console.print(f"  Judge:      {t.judge_tokens_in:,} in / {t.judge_tokens_out:,} out, {judge_cost}")
+        if t.workspace_dir:
+            console.print(f"  Workspace:  {t.workspace_dir}")
+    diff = run.metadata.get("diff")
+    if diff:
+        console.print(f"  Changes:    {diff.get('summary')}")
+
+
+def batch_summary_table(batch: BatchRecord) -> Table:
+    table = Table(title=f"Batch {batch.batch_id}", show_header=False, box=None)
+    table.add_column("field", style="bold")
+    table.add_column("value")
+    rate = f" ({batch.successful_runs / batch.total_runs:.0%})" if batch.total_runs else ""
+    table.add_row("Runs", str(batch.total_runs))
+    table.add_row("Successful", f"{batch.successful_runs}{rate}")
+    table.add_row("Mean score", score_text(batch.avg_score))
+    table.add_row("Created", _ms_time(batch.created_at))
+    table.add_row("Completed", _ms_time(batch.completed_at))
+    meta = batch.metadata or {}
+    for key in ("suite", "scenario", "tier", "agent", "model", "specialist"):
+        if meta.get(key):
+            table.add_row(key.capitalize(), str(meta[key]))
+    return table
+
+
+def _short_ms(ms: int | None) -> str:
+    return "-" if not ms else datetime.fromtimestamp(ms / 1000, UTC).strftime("%m-%d %H:%M")
+
+
+def runs_table(runs: list[RunRecord], title: str | None = None, show_started: bool = False) -> Table:
+    """Runs, one per row; columns that would be empty for every run are left out (narrow terminals)."""
+    table = Table(title=title)
+    show_model = any(r.model for r in runs)
+    show_suite = len({r.suite for r in runs}) > 1
+    columns = ["run"] + (["started"] if show_started else []) + ["scenario", "tier", "agent"]
+    columns += (["model"] if show_model else []) + ["status", "score", "ok"]
+    for col in columns:
+        table.add_column(col, justify="right" if col == "score" else "center" if col == "ok" else "left",
+                         no_wrap=col in ("run", "started", "score"), overflow="fold")
+    for r in runs:
+        status = r.status + (f"/{r.failure_class}" if r.failure_class else "")
+        row = [r.run_id] + ([_iso_time(r.started_at)[5:16]] if show_started else [])
+        row += [f"{r.suite}/{r.scenario}" if show_suite else r.scenario, r.tier, r.agent]
+        row += ([r.model or "-"] if show_model else [])
+        row += [Text(status, style=_STATUS_STYLE.get(r.status, "")), score_text(r.total_score),
+                "✓" if r.is_successful else "✗"]
+        table.add_row(*row)
+    return table
+
+
+def breakdown_tables(batch: BatchRecord) -> list[Table]:
+    tables = []
+    for dimension, rows in (batch.breakdowns or {}).items():
+        if not rows or len(rows) < 2 and dimension != "scenario":
+            continue
+        table = Table(title=f"By {dimension}")
+        for col in (dimension, "runs", "successful", "mean", "min", "max"):
+            table.add_column(col, justify="left" if col == dimension else "right")
+        for row in rows:
+            table.add_row(str(row.get("key") or "-"), str(row.get("runs", 0)), str(row.get("successfulRuns", 0)),
+                          score_text(row.get("avgScore")), score_text(row.get("minScore")),
+                          score_text(row.get("maxScore")))
+        tables.append(table)
+    return tables
+
+
+def batches_table(batches: list[BatchRecord]) -> Table:
+    table = Table(title="Batches")
+    for col, justify in (("batch", "left"), ("created", "left"), ("scenario", "left"), ("agent", "left"),
+                         ("runs", "right"), ("ok", "right"), ("mean", "right")):
+        table.add_column(col, justify=justify, no_wrap=col in ("batch", "created"), overflow="fold")
+    for b in batches:
+        meta = b.metadata or {}
+        where = f"{meta.get('suite')}/{meta.get('scenario')}" if meta.get("suite") else "-"
+        table.add_row(b.batch_id, _short_ms(b.created_at), where, str(meta.get("agent") or "-"), str(b.total_runs),
+                      str(b.successful_runs), score_text(b.avg_score))
+    return table

@@ -1,0 +1,110 @@
+"""``bench batches``, ``bench batch ID``, ``bench history``: stored results."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from harness.cli.store_options import open_store, store_options
+
+
+@click.command("batches")
+@click.option("--limit", type=click.IntRange(min=1, max=500), default=20, show_default=True)
+@store_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def batches(limit: int, worker_url: str | None, db_path: str | None, as_json: bool) -> None:
+    """List recent batches with their run counts and mean scores.
+
+    \b
+    Examples:
+      bench batches
+      bench batches --limit 5 --json
+    """
+    from harness.cli.report import batches_table
+
+    with open_store(worker_url, db_path) as client:
+        found = client.list_batches(limit=limit)
+    if as_json:
+        click.echo(json.dumps([b.to_wire() for b in found], indent=2))
+        return
+    from rich.console import Console
+
+    console = Console()
+    if not found:
+        console.print("No batches stored yet. Run one: bench SUITE SCENARIO --agent oracle")
+        return
+    console.print(batches_table(found))
+
+
+@click.command("batch")
+@click.argument("batch_id")
+@store_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (aggregates, breakdowns and runs).")
+def batch(batch_id: str, worker_url: str | None, db_path: str | None, as_json: bool) -> None:
+    """Show one batch: aggregates computed by the store, breakdowns, and its runs.
+
+    \b
+    Examples:
+      bench batch batch_1732270000000_a1b2c3
+      bench batch my-baseline --json
+    """
+    from harness.cli.report import batch_json, batch_summary_table, breakdown_tables, runs_table
+
+    with open_store(worker_url, db_path) as client:
+        found = client.get_batch(batch_id)
+    if found is None:
+        raise click.ClickException(f"batch {batch_id!r} not found")
+    if as_json:
+        click.echo(json.dumps(batch_json(found), indent=2))
+        return
+    from rich.console import Console
+
+    console = Console()
+    console.print(batch_summary_table(found))
+    for table in breakdown_tables(found):
+        console.print(table)
+    console.print(runs_table(found.runs, title="Runs"))
+
+
+@click.command("history")
+@click.option("--suite", default=None)
+@click.option("--scenario", default=None)
+@click.option("--agent", default=None)
+@click.option("--model", default=None)
+@click.option("--tier", default=None)
+@click.option("--status", type=click.Choice(["completed", "failed", "timeout", "budget_exceeded", "error"]),
+              default=None)
+@click.option("--batch-id", default=None)
+@click.option("--specialist", default=None)
+@click.option("--limit", type=click.IntRange(min=1, max=500), default=20, show_default=True)
+@store_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def history(suite: str | None, scenario: str | None, agent: str | None, model: str | None, tier: str | None,
+            status: str | None, batch_id: str | None, specialist: str | None, limit: int,
+            worker_url: str | None, db_path: str | None, as_json: bool) -> None:
+    """Recent runs, newest first, optionally filtered.
+
+    \b
+    Examples:
+      bench history
+      bench history --suite py-bugs --agent oracle --limit 50
+      bench history --status failed --json
+    """
+    from harness.cli.report import run_json, runs_table
+
+    filters = {"suite": suite, "scenario": scenario, "agent": agent, "model": model, "tier": tier,
+               "status": status, "batchId": batch_id, "specialist": specialist}
+    filters = {k: v for k, v in filters.items() if v is not None}
+    with open_store(worker_url, db_path) as client:
+        runs = client.list_runs(limit=limit, **filters)
+    if as_json:
+        click.echo(json.dumps([run_json(r) for r in runs], indent=2))
+        return
+    from rich.console import Console
+
+    console = Console()
+    if not runs:
+        console.print("No runs match." if filters else "No runs stored yet.")
+        return
+    console.print(runs_table(runs, title="Runs (newest first)", show_started=True))

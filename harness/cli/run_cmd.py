@@ -1,0 +1,206 @@
+"""``bench SUITE SCENARIO``: run a scenario benchmark and store every run."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+DEFAULT_AGENT = "echo"
+
+
+def _fail(message: str, code: int = 2) -> None:
+    """One-line error on stderr and a non-zero exit (bad input: 2)."""
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
+@click.command("run")
+@click.argument("suite")
+@click.argument("scenario")
+@click.option("--tier", default="L1", show_default=True,
+              help="Prompt tier: L0, L1, L2, L3, Lx, or a full label such as L1-basic.")
+@click.option("--agent", default=None,
+              help=f"Agent to run (default: {DEFAULT_AGENT}, the do-nothing baseline that needs no API key). "
+                   "See `bench list` for the agents installed.")
+@click.option("--model", default=None, help="Model for the agent (the agent's default when omitted).")
+@click.option("--base-url", default=None, help="OpenAI-compatible server for agents that take one.")
+@click.option("-n", "--iterations", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Runs of the scenario, all in one batch.")
+@click.option("-j", "--parallel", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Runs at once (each in its own workspace).")
+@click.option("--batch-id", default=None, help="Batch to store the runs in (default: a new batch_<ms>_<rand>).")
+@click.option("--skip-warmup", is_flag=True, help="Do not run the scenario's warmup.")
+@click.option("--keep-workspace", is_flag=True, help="Keep each run's workspace under results/workspaces/.")
+@click.option("--timeout-minutes", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Override the scenario's timeout_minutes.")
+@click.option("--max-turns", type=click.IntRange(min=1), default=None, help="Agent turn budget (default 50).")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=None, help="Total token budget per run.")
+@click.option("--max-cost", type=click.FloatRange(min=0), default=None, help="Cost budget per run, USD.")
+@click.option("--no-cache", is_flag=True, help="Bypass the model response cache.")
+@click.option("--suites-dir", type=click.Path(file_okay=False, path_type=Path), envvar="ZE_BENCHMARKS_SUITES_DIR",
+              default=None, help="Where suites live (default: $ZE_BENCHMARKS_SUITES_DIR, else the repository's suites/).")
+@click.option("--workspaces-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where run workspaces go (default results/workspaces).")
+@click.option("--worker-url", envvar="ZE_BENCHMARKS_WORKER_URL", default=None, metavar="URL",
+              help="Results worker (default: $ZE_BENCHMARKS_WORKER_URL, else the embedded store).")
+@click.option("--db", "db_path", envvar="ZE_BENCHMARKS_DB", default=None, metavar="FILE",
+              help="SQLite results file for the embedded store (default results/bench.db).")
+@click.option("--json", "as_json", is_flag=True, help="Print the stored batch and run records as JSON.")
+def run(suite: str, scenario: str, tier: str, agent: str | None, model: str | None, base_url: str | None,
+        iterations: int, parallel: int, batch_id: str | None, skip_warmup: bool, keep_workspace: bool,
+        timeout_minutes: float | None, max_turns: int | None, max_tokens: int | None, max_cost: float | None,
+        no_cache: bool, suites_dir: Path | None, workspaces_dir: Path | None, worker_url: str | None,
+        db_path: str | None, as_json: bool) -> None:
+    """Run SCENARIO of SUITE: copy its fixture, run the agent, validate, score, store.
+
+    Every run is stored (in results/bench.db unless a worker URL is set), whatever its
+    outcome. The exit status is 0 when every run was stored, whether or not it passed;
+    1 when a run could not be stored or the harness itself failed; 2 for bad input.
+
+    \b
+    Examples:
+      bench py-bugs pagination-off-by-one --agent oracle
+      bench py-bugs pagination-off-by-one --tier L2 --agent anthropic --iterations 3 --parallel 3
+      bench node-features retry-backoff --agent openai --base-url http://127.0.0.1:8080/v1
+      bench py-bugs pagination-off-by-one --agent oracle --json
+    """
+    from harness.agents import UnknownAgentError, agent_names
+    from harness.agents.base import Budgets
+    from harness.runner import RunOptions
+    from harness.scenarios import ScenarioError, load_scenario, resolve_prompt
+
+    try:
+        loaded = load_scenario(suite, scenario, suites_dir)
+        prompt = resolve_prompt(loaded, tier)
+    except ScenarioError as exc:
+        _fail(str(exc))
+    agent_name = agent or DEFAULT_AGENT
+    if agent_name not in agent_names():
+        _fail(str(UnknownAgentError(f"unknown agent {agent_name!r}; available: {', '.join(agent_names())}")))
+    for warning in loaded.warnings:
+        click.echo(f"warning: {warning}", err=True)
+
+    budgets = Budgets()
+    if max_turns is not None:
+        budgets.max_turns = max_turns
+    budgets.max_total_tokens = max_tokens
+    budgets.max_cost_usd = max_cost
+    agent_options: dict[str, Any] = {}
+    if base_url:
+        agent_options["base_url"] = base_url
+    options = RunOptions(
+        agent=agent_name, model=model, iterations=iterations, parallel=parallel, batch_id=batch_id,
+        skip_warmup=skip_warmup, keep_workspace=keep_workspace, workspaces_root=workspaces_dir,
+        budgets=budgets, timeout_minutes=timeout_minutes, agent_options=agent_options, use_cache=not no_cache,
+        specialist=None,
+    )
+    execute(loaded, prompt, options, worker_url, db_path, as_json)
+
+
+def execute(scenario: Any, prompt: Any, options: Any, worker_url: str | None, db_path: str | None,
+            as_json: bool) -> None:
+    """Run the batch with a progress display, print the report, exit with the documented status."""
+    from rich.console import Console
+
+    from harness.cli.report import batch_json, batch_summary_table, render_run, run_json
+    from harness.cli.store_options import open_store
+    from harness.runner import run_batch
+
+    err_console = Console(stderr=True)
+    client = open_store(worker_url, db_path)
+    try:
+        with _ProgressDisplay(err_console, options.iterations, enabled=not as_json) as progress:
+            outcome = run_batch(scenario, prompt, options, client, progress=progress.update)
+        stored_batch = None
+        try:
+            stored_batch = client.get_batch(outcome.batch_id)
+        except Exception:  # noqa: BLE001 - the posted figures are shown instead
+            stored_batch = None
+    finally:
+        client.close()
+
+    records = [r.record for r in outcome.runs]
+    post_errors = [r.post_error for r in outcome.runs if r.post_error]
+    if outcome.post_error:
+        post_errors.append(outcome.post_error)
+    if as_json:
+        batch = batch_json(stored_batch) if stored_batch is not None else outcome.batch.to_wire()
+        batch.pop("runs", None)
+        click.echo(json.dumps({"batch": batch, "runs": [run_json(r) for r in records]}, indent=2, default=str))
+    else:
+        console = Console()
+        for i, record in enumerate(records):
+            if len(records) > 1:
+                console.rule(f"Iteration {i + 1}/{len(records)}")
+            render_run(console, record)
+            kept = outcome.runs[i].workspace
+            if kept:
+                console.print(f"  Kept workspace: {kept}")
+        if outcome.warmup is not None and not outcome.warmup.ok:
+            console.print(f"[red]Warmup failed: {outcome.warmup.error}[/red]")
+        if len(records) > 1:
+            console.print()
+            console.print(batch_summary_table(stored_batch or outcome.batch))
+        console.print()
+        console.print(f"Stored in batch {outcome.batch_id}. Show it again with: bench batch {outcome.batch_id}",
+                      soft_wrap=True)
+    for message in post_errors:
+        click.echo(f"error: could not store a result: {message}", err=True)
+    harness_failed = any(r.status == "error" and r.failure_class in ("harness", "infra") for r in records)
+    if post_errors or harness_failed:
+        sys.exit(1)
+
+
+class _ProgressDisplay:
+    """A rich progress display of the runs and the stage each one is in (stderr, terminals only)."""
+
+    def __init__(self, console: Any, total: int, enabled: bool) -> None:
+        self.console = console
+        self.total = total
+        self.enabled = enabled and console.is_terminal
+        # Without a terminal (CI logs), one plain line per finished run instead of a live display.
+        self.log_lines = enabled and not console.is_terminal
+        self.progress = None
+        self.tasks: dict[int, Any] = {}
+        self.done = 0
+
+    def __enter__(self) -> _ProgressDisplay:
+        if self.enabled:
+            from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+            self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                                     TimeElapsedColumn(), console=self.console, transient=True)
+            self.progress.start()
+            self.overall = self.progress.add_task(f"runs 0/{self.total}", total=self.total)
+        return self
+
+    def update(self, event: Any) -> None:
+        label = f"run {event.iteration + 1}/{self.total}"
+        if event.stage == "done":
+            self.done += 1
+            rec = event.record
+            score = "-" if rec.total_score is None else f"{rec.total_score:.2f}"
+            line = f"{label}: {rec.status} score {score} ({rec.run_id})"
+            if self.progress is not None:
+                self.progress.console.print(line)
+                task = self.tasks.pop(event.iteration, None)
+                if task is not None:
+                    self.progress.remove_task(task)
+                self.progress.update(self.overall, completed=self.done, description=f"runs {self.done}/{self.total}")
+            elif self.log_lines:
+                self.console.print(line, highlight=False)
+            return
+        if self.progress is not None:
+            task = self.tasks.get(event.iteration)
+            if task is None:
+                self.tasks[event.iteration] = self.progress.add_task(f"{label}: {event.stage}", total=None)
+            else:
+                self.progress.update(task, description=f"{label}: {event.stage}")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.progress is not None:
+            self.progress.stop()

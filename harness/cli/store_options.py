@@ -1,0 +1,28 @@
+"""The ``--worker-url`` / ``--db`` options shared by commands that read or write results."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+
+def store_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Add ``--worker-url`` and ``--db`` (same environment variables as ``open_client``)."""
+    func = click.option("--db", "db_path", envvar="ZE_BENCHMARKS_DB", default=None, metavar="FILE",
+                        help="SQLite results file used when no worker URL is set (default results/bench.db).")(func)
+    func = click.option("--worker-url", envvar="ZE_BENCHMARKS_WORKER_URL", default=None, metavar="URL",
+                        help="Results worker to use (default: $ZE_BENCHMARKS_WORKER_URL, else the "
+                             "embedded store).")(func)
+    return func
+
+
+def open_store(worker_url: str | None, db_path: str | None):  # -> ResultsClient
+    """Open the results client, turning failures into a one-line CLI error."""
+    from harness.results import open_client
+
+    try:
+        return open_client(worker_url=worker_url, db_path=db_path)
+    except Exception as exc:  # noqa: BLE001 - reported as one line
+        raise click.ClickException(f"cannot open the results store: {type(exc).__name__}: {exc}") from None
