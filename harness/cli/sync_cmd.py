@@ -11,12 +11,14 @@ import click
 @click.command("sync")
 @click.option("--worker-url", envvar="ZE_BENCHMARKS_WORKER_URL", default=None,
               help="Worker to deliver to (default: $ZE_BENCHMARKS_WORKER_URL, else in-process).")
+@click.option("--api-key", envvar="ZE_BENCHMARKS_API_KEY", default=None,
+              help="Write key of the worker (default: $ZE_BENCHMARKS_API_KEY).")
 @click.option("--db", "db_path", envvar="ZE_BENCHMARKS_DB", default=None,
               help="SQLite file for in-process delivery (default results/bench.db).")
 @click.option("--spool-dir", envvar="ZE_BENCHMARKS_SPOOL_DIR", default=None,
               help="Spool folder (default results/spool).")
 @click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON.")
-def sync(worker_url: str | None, db_path: str | None, spool_dir: str | None, as_json: bool) -> None:
+def sync(worker_url: str | None, api_key: str | None, db_path: str | None, spool_dir: str | None, as_json: bool) -> None:
     """Send spooled runs and batches to the results worker.
 
     Runs that could not reach the worker are kept in results/spool/pending and sent, oldest
@@ -31,7 +33,7 @@ def sync(worker_url: str | None, db_path: str | None, spool_dir: str | None, as_
     """
     from harness.results import open_client
 
-    with open_client(worker_url=worker_url, db_path=db_path, spool_dir=spool_dir,
+    with open_client(worker_url=worker_url, api_key=api_key, db_path=db_path, spool_dir=spool_dir,
                      sync_spool=False) as client:
         report = client.sync()
         target = client.transport.description

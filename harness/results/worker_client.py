@@ -32,6 +32,7 @@ class WorkerClient(ResultsClient):
     def __init__(self, transport: Transport, spool: Spool | None = None) -> None:
         self.transport = transport
         self.spool = spool
+        self._delivery_error: str | None = None
 
     # ----------------------------------------------------------------- writes
 
@@ -73,16 +74,22 @@ class WorkerClient(ResultsClient):
         """Deliver spooled requests in order; stops early while the worker is unreachable."""
         if self.spool is None:
             return SyncReport()
-        return self.spool.deliver(self._send_spooled, wait_for_lock=wait_for_lock)
+        self._delivery_error = None
+        report = self.spool.deliver(self._send_spooled, wait_for_lock=wait_for_lock)
+        if report.error and self._delivery_error:
+            report.error = self._delivery_error
+        return report
 
     def _send_spooled(self, entry: SpoolEntry) -> Literal["stored", "duplicate", "rejected", "unavailable"]:
         path = "/api/results" if entry.kind == "run" else "/api/results/batch"
         try:
             resp = self.transport.request("POST", path, body=entry.body)
-        except TransportUnavailable:
+        except TransportUnavailable as exc:
+            self._delivery_error = str(exc)
             return "unavailable"
         outcome = _classify(resp)
         if outcome == "retry":
+            self._delivery_error = f"HTTP {resp.status} {resp.error_text()}"
             return "unavailable"
         if outcome == "rejected":
             assert self.spool is not None
