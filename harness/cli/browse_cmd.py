@@ -56,8 +56,9 @@ def list_cmd(suite: str | None, suites_dir: Path | None, as_json: bool) -> None:
         click.echo(json.dumps({"suites": [{"name": s.name, "path": str(s.path)} for s in suites],
                                "scenarios": rows, "agents": agents}, indent=2))
     else:
-        from rich.console import Console
         from rich.table import Table
+
+        from harness.cli.report import make_console
 
         table = Table(title="Scenarios")
         for col in ("suite", "scenario", "title", "tiers"):
@@ -68,7 +69,7 @@ def list_cmd(suite: str | None, suites_dir: Path | None, as_json: bool) -> None:
             else:
                 tiers = sorted({label.split("-", 1)[0] for label in r["tiers"]})
                 table.add_row(r["suite"], r["scenario"], r["title"], " ".join(tiers) or "[red]none[/red]")
-        console = Console()
+        console = make_console()
         console.print(table)
         console.print(f"Agents: {', '.join(agents)}")
         console.print("Run one: bench SUITE SCENARIO --tier L1 --agent oracle")

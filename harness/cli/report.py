@@ -15,6 +15,15 @@ _STATUS_STYLE = {"completed": "green", "failed": "red", "timeout": "yellow", "bu
                  "error": "red bold"}
 
 
+def make_console(stderr: bool = False) -> Console:
+    """A console for reports; when output is not a terminal (a file, a CI log) it is 120 columns wide
+    instead of rich's 80 so tables of ids stay readable."""
+    console = Console(stderr=stderr)
+    if not console.is_terminal:
+        console = Console(stderr=stderr, width=120)
+    return console
+
+
 def score_text(score: float | None) -> str:
     return "-" if score is None else f"{score:.2f}"
 

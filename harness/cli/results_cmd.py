@@ -28,9 +28,9 @@ def batches(limit: int, worker_url: str | None, db_path: str | None, as_json: bo
     if as_json:
         click.echo(json.dumps([b.to_wire() for b in found], indent=2))
         return
-    from rich.console import Console
+    from harness.cli.report import make_console
 
-    console = Console()
+    console = make_console()
     if not found:
         console.print("No batches stored yet. Run one: bench SUITE SCENARIO --agent oracle")
         return
@@ -58,9 +58,9 @@ def batch(batch_id: str, worker_url: str | None, db_path: str | None, as_json: b
     if as_json:
         click.echo(json.dumps(batch_json(found), indent=2))
         return
-    from rich.console import Console
+    from harness.cli.report import make_console
 
-    console = Console()
+    console = make_console()
     console.print(batch_summary_table(found))
     for table in breakdown_tables(found):
         console.print(table)
@@ -101,9 +101,9 @@ def history(suite: str | None, scenario: str | None, agent: str | None, model: s
     if as_json:
         click.echo(json.dumps([run_json(r) for r in runs], indent=2))
         return
-    from rich.console import Console
+    from harness.cli.report import make_console
 
-    console = Console()
+    console = make_console()
     if not runs:
         console.print("No runs match." if filters else "No runs stored yet.")
         return

@@ -106,7 +106,7 @@ def execute(scenario: Any, prompt: Any, options: Any, worker_url: str | None, db
     """Run the batch with a progress display, print the report, exit with the documented status."""
     from rich.console import Console
 
-    from harness.cli.report import batch_json, batch_summary_table, render_run, run_json
+    from harness.cli.report import batch_json, batch_summary_table, make_console, render_run, run_json
     from harness.cli.store_options import open_store
     from harness.runner import run_batch
 
@@ -132,7 +132,7 @@ def execute(scenario: Any, prompt: Any, options: Any, worker_url: str | None, db
         batch.pop("runs", None)
         click.echo(json.dumps({"batch": batch, "runs": [run_json(r) for r in records]}, indent=2, default=str))
     else:
-        console = Console()
+        console = make_console()
         for i, record in enumerate(records):
             if len(records) > 1:
                 console.rule(f"Iteration {i + 1}/{len(records)}")
