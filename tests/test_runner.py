@@ -274,3 +274,13 @@ def test_runs_land_in_the_embedded_store(setup, tmp_path):
         assert {e.evaluator_name for e in stored.evaluations} == {"test", "heuristic_checks"}
     finally:
         client.close()
+
+
+def test_reused_batch_id_keeps_every_agent_in_its_metadata(setup):
+    scenario, prompt, ws_root = setup
+    store = MemoryResults()
+    first = run_batch(scenario, prompt, RunOptions(agent="oracle", batch_id="shared", workspaces_root=ws_root), store)
+    run_batch(scenario, prompt, RunOptions(agent="echo", batch_id="shared", workspaces_root=ws_root), store)
+    batch = store.batches["shared"]
+    assert batch.metadata["agent"] == ["oracle", "echo"] and batch.metadata["suite"] == "demo"
+    assert batch.metadata["iterations"] == 2 and batch.created_at == first.batch.created_at

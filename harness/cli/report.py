@@ -128,8 +128,9 @@ def batch_summary_table(batch: BatchRecord) -> Table:
     table.add_row("Completed", _ms_time(batch.completed_at))
     meta = batch.metadata or {}
     for key in ("suite", "scenario", "tier", "agent", "model", "specialist"):
-        if meta.get(key):
-            table.add_row(key.capitalize(), str(meta[key]))
+        value = meta.get(key)
+        if value:
+            table.add_row(key.capitalize(), ", ".join(map(str, value)) if isinstance(value, list) else str(value))
     return table
 
 
@@ -174,6 +175,12 @@ def breakdown_tables(batch: BatchRecord) -> list[Table]:
     return tables
 
 
+def _joined(value: Any) -> str:
+    if isinstance(value, list):
+        return ",".join(map(str, value))
+    return "-" if value is None else str(value)
+
+
 def batches_table(batches: list[BatchRecord]) -> Table:
     table = Table(title="Batches")
     for col, justify in (("batch", "left"), ("created", "left"), ("scenario", "left"), ("agent", "left"),
@@ -181,7 +188,7 @@ def batches_table(batches: list[BatchRecord]) -> Table:
         table.add_column(col, justify=justify, no_wrap=col in ("batch", "created"), overflow="fold")
     for b in batches:
         meta = b.metadata or {}
-        where = f"{meta.get('suite')}/{meta.get('scenario')}" if meta.get("suite") else "-"
-        table.add_row(b.batch_id, _short_ms(b.created_at), where, str(meta.get("agent") or "-"), str(b.total_runs),
+        where = f"{_joined(meta.get('suite'))}/{_joined(meta.get('scenario'))}" if meta.get("suite") else "-"
+        table.add_row(b.batch_id, _short_ms(b.created_at), where, _joined(meta.get("agent")), str(b.total_runs),
                       str(b.successful_runs), score_text(b.avg_score))
     return table
