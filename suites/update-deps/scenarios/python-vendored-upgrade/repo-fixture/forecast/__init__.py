@@ -1,0 +1,3 @@
+from forecast.client import DailyForecast, ForecastClient, ForecastUnavailable
+
+__all__ = ["DailyForecast", "ForecastClient", "ForecastUnavailable"]
