@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -137,39 +138,33 @@ def parse_json_body(body: bytes) -> Any:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise HttpError(400, "body is not UTF-8", str(exc)) from None
-    depth = json_depth(text)
-    if depth > MAX_DEPTH:
-        raise HttpError(400, "JSON nested too deeply", f"depth {depth} exceeds {MAX_DEPTH}")
+    if json_too_deep(text):
+        raise HttpError(400, "JSON nested too deeply", f"more than {MAX_DEPTH} levels of arrays/objects")
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except ValueError as exc:
         raise HttpError(400, "invalid JSON", str(exc)) from None
 
 
-def json_depth(text: str) -> int:
-    """Maximum bracket nesting outside strings; checked before parsing so that a hostile body
-    cannot exhaust the parser's recursion."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
+_DEPTH_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def json_too_deep(text: str, limit: int = MAX_DEPTH) -> bool:
+    """True when brackets outside strings nest deeper than ``limit``; checked before parsing
+    so that a hostile body cannot exhaust the parser's recursion."""
+    if text.count("[") + text.count("{") <= limit:
+        return False  # too few brackets to get there
+    depth = 0
+    # The regex consumes whole string literals, so brackets inside them are not counted.
+    for match in _DEPTH_TOKENS.finditer(text):
+        ch = match.group()
+        if ch in "[{":
             depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > MAX_DEPTH:
-                    return deepest
+            if depth > limit:
+                return True
         elif ch in "]}":
             depth -= 1
-    return deepest
+    return False
 
 
 # ------------------------------------------------------------------------------- validation
