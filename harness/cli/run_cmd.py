@@ -49,12 +49,20 @@ def _fail(message: str, code: int = 2) -> None:
               help="Results worker (default: $ZE_BENCHMARKS_WORKER_URL, else the embedded store).")
 @click.option("--db", "db_path", envvar="ZE_BENCHMARKS_DB", default=None, metavar="FILE",
               help="SQLite results file for the embedded store (default results/bench.db).")
+@click.option("--specialist", default=None, metavar="TEMPLATE",
+              help="Run with a specialist template's system prompt (a path, name or @scope/name; see `mint --help`). "
+                   "Without --agent, the template's first preferred model picks agent and model.")
+@click.option("--mint-template", default=None, metavar="TEMPLATE",
+              help="After the runs, mint a snapshot of TEMPLATE from this batch (see `mint snapshot --help`).")
+@click.option("--mint-output", type=click.Path(file_okay=False, path_type=Path), default=Path("snapshots"),
+              show_default=True, help="Where --mint-template writes the snapshot.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stored batch and run records as JSON.")
 def run(suite: str, scenario: str, tier: str, agent: str | None, model: str | None, base_url: str | None,
         iterations: int, parallel: int, batch_id: str | None, skip_warmup: bool, keep_workspace: bool,
         timeout_minutes: float | None, max_turns: int | None, max_tokens: int | None, max_cost: float | None,
         no_cache: bool, suites_dir: Path | None, workspaces_dir: Path | None, worker_url: str | None,
-        db_path: str | None, as_json: bool) -> None:
+        db_path: str | None, specialist: str | None, mint_template: str | None, mint_output: Path,
+        as_json: bool) -> None:
     """Run SCENARIO of SUITE: copy its fixture, run the agent, validate, score, store.
 
     Every run is stored (in results/bench.db unless a worker URL is set), whatever its
@@ -67,6 +75,8 @@ def run(suite: str, scenario: str, tier: str, agent: str | None, model: str | No
       bench py-bugs pagination-off-by-one --tier L2 --agent anthropic --iterations 3 --parallel 3
       bench node-features retry-backoff --agent openai --base-url http://127.0.0.1:8080/v1
       bench py-bugs pagination-off-by-one --agent oracle --json
+      bench py-bugs pagination-off-by-one --specialist python-bugfixer --iterations 3 \\
+          --mint-template python-bugfixer --mint-output snapshots
     """
     from harness.agents import UnknownAgentError, agent_names
     from harness.agents.base import Budgets
@@ -78,6 +88,20 @@ def run(suite: str, scenario: str, tier: str, agent: str | None, model: str | No
         prompt = resolve_prompt(loaded, tier)
     except ScenarioError as exc:
         _fail(str(exc))
+    spec, mint_spec = None, None
+    if agent and agent.startswith("specialist:"):  # DESIGN's `specialist:<name>` agent spelling
+        specialist, agent = specialist or agent.split(":", 1)[1], None
+    if specialist or mint_template:
+        from harness.specialists import TemplateError, load_specialist
+
+        try:
+            if specialist:
+                spec = load_specialist(specialist).for_scenario(loaded)
+                agent, model = spec.agent_and_model(agent, model)
+            if mint_template:  # checked now, so a bad template does not surface after the runs
+                mint_spec = load_specialist(mint_template)
+        except TemplateError as exc:
+            _fail(str(exc))
     agent_name = agent or DEFAULT_AGENT
     if agent_name not in agent_names():
         _fail(str(UnknownAgentError(f"unknown agent {agent_name!r}; available: {', '.join(agent_names())}")))
@@ -96,13 +120,14 @@ def run(suite: str, scenario: str, tier: str, agent: str | None, model: str | No
         agent=agent_name, model=model, iterations=iterations, parallel=parallel, batch_id=batch_id,
         skip_warmup=skip_warmup, keep_workspace=keep_workspace, workspaces_root=workspaces_dir,
         budgets=budgets, timeout_minutes=timeout_minutes, agent_options=agent_options, use_cache=not no_cache,
-        specialist=None,
+        specialist=spec,
     )
-    execute(loaded, prompt, options, worker_url, db_path, as_json)
+    execute(loaded, prompt, options, worker_url, db_path, as_json,
+            mint=(mint_spec, mint_output) if mint_spec is not None else None)
 
 
 def execute(scenario: Any, prompt: Any, options: Any, worker_url: str | None, db_path: str | None,
-            as_json: bool) -> None:
+            as_json: bool, mint: tuple[Any, Path] | None = None) -> None:
     """Run the batch with a progress display, print the report, exit with the documented status."""
     from rich.console import Console
 
@@ -150,6 +175,8 @@ def execute(scenario: Any, prompt: Any, options: Any, worker_url: str | None, db
                       soft_wrap=True)
     for message in post_errors:
         click.echo(f"error: could not store a result: {message}", err=True)
+    if mint is not None and not _mint_batch(mint[0], outcome.batch_id, mint[1], worker_url, db_path, as_json):
+        sys.exit(1)
     harness_failed = any(r.status == "error" and r.failure_class in ("harness", "infra") for r in records)
     if post_errors or harness_failed:
         sys.exit(1)
@@ -204,3 +231,26 @@ class _ProgressDisplay:
     def __exit__(self, *exc: object) -> None:
         if self.progress is not None:
             self.progress.stop()
+
+
+def _mint_batch(specialist: Any, batch_id: str, output: Path, worker_url: str | None, db_path: str | None,
+                as_json: bool) -> bool:
+    """``--mint-template``: mint a snapshot from the batch just run; False when it failed."""
+    from harness.cli.mint import comparison_lines
+    from harness.cli.store_options import open_store
+    from harness.mint import MintError, mint_snapshot
+    from harness.results import ResultsError
+
+    try:
+        with open_store(worker_url, db_path) as client:
+            result = mint_snapshot(specialist, batch_id, output, client)
+    except (MintError, ResultsError) as exc:
+        click.echo(f"error: mint failed: {exc}", err=True)
+        return False
+    if as_json:  # stdout carries the batch JSON; the snapshot path goes to stderr
+        click.echo(f"Snapshot minted: {result.path}", err=True)
+        return True
+    click.echo(f"Snapshot minted: {result.path} (id {result.snapshot_id})")
+    for line in comparison_lines(result.snapshot["benchmarks"]["comparison"]):
+        click.echo(f"  {line}")
+    return True
