@@ -331,6 +331,8 @@ def execute_run(scenario: Scenario, prompt: TierPrompt, options: RunOptions, bat
     )
     if warmup is not None:
         record.metadata["warmup"] = warmup.summary()
+    # Pessimistic until the run reaches a verdict: an interrupted run is never stored as completed.
+    record.status, record.failure_class = "error", "harness"
     outcome = RunOutcome(record=record)
 
     def stage(name: str) -> None:
@@ -355,6 +357,10 @@ def execute_run(scenario: Scenario, prompt: TierPrompt, options: RunOptions, bat
         record.status, record.failure_class = "error", "harness"
         record.metadata["error"] = f"{type(exc).__name__}: {exc}"
         record.metadata["traceback"] = traceback.format_exc(limit=12)
+    except KeyboardInterrupt:
+        record.status, record.failure_class = "error", "harness"
+        record.metadata["error"] = "interrupted"
+        raise
     finally:
         record.completed_at = _now_iso()
         kept = None

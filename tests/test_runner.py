@@ -265,9 +265,11 @@ def test_runs_land_in_the_embedded_store(setup, tmp_path):
     scenario, prompt, ws_root = setup
     client = open_client(db_path=str(tmp_path / "bench.db"), spool_dir=str(tmp_path / "spool"))
     try:
-        out = run_batch(scenario, prompt, RunOptions(agent="oracle", iterations=2, workspaces_root=ws_root), client)
+        out = run_batch(scenario, prompt, RunOptions(agent="oracle", iterations=3, parallel=3, workspaces_root=ws_root),
+                        client)
+        assert [r.post_outcome for r in out.runs] == ["stored"] * 3
         batch = client.get_batch(out.batch_id)
-        assert batch.total_runs == 2 and batch.successful_runs == 2
+        assert batch.total_runs == 3 and batch.successful_runs == 3
         assert {r.run_id for r in batch.runs} == {o.record.run_id for o in out.runs}
         stored = client.get_run(out.runs[0].record.run_id)
         assert stored.status == "completed" and stored.config_hash == out.runs[0].record.config_hash
@@ -284,3 +286,16 @@ def test_reused_batch_id_keeps_every_agent_in_its_metadata(setup):
     batch = store.batches["shared"]
     assert batch.metadata["agent"] == ["oracle", "echo"] and batch.metadata["suite"] == "demo"
     assert batch.metadata["iterations"] == 2 and batch.created_at == first.batch.created_at
+
+
+def test_interrupted_run_is_stored_as_error_not_completed(setup, monkeypatch):
+    scenario, prompt, ws_root = setup
+
+    # Interrupting the harness (here: during evaluation) still stores an honest record, then propagates.
+    monkeypatch.setattr(runner, "run_evaluators", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
+    store = MemoryResults()
+    with pytest.raises(KeyboardInterrupt):
+        run_batch(scenario, prompt, RunOptions(agent="oracle", workspaces_root=ws_root), store)
+    (rec,) = store.runs.values()
+    assert (rec.status, rec.failure_class, rec.is_successful) == ("error", "harness", False)
+    assert rec.metadata["error"] == "interrupted"

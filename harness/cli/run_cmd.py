@@ -173,6 +173,10 @@ def execute(scenario: Any, prompt: Any, options: Any, worker_url: str | None, db
         console.print()
         console.print(f"Stored in batch {outcome.batch_id}. Show it again with: bench batch {outcome.batch_id}",
                       soft_wrap=True)
+    spooled = [r.record.run_id for r in outcome.runs if r.post_outcome == "spooled"]
+    if spooled:
+        click.echo(f"{len(spooled)} run(s) could not reach the worker and were spooled to disk; "
+                   "they are delivered by `bench sync` or the next run", err=True)
     for message in post_errors:
         click.echo(f"error: could not store a result: {message}", err=True)
     if mint is not None and not _mint_batch(mint[0], outcome.batch_id, mint[1], worker_url, db_path, as_json):
