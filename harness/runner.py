@@ -189,6 +189,10 @@ def classify(agent_status: str | None, score: RunScore | None, results: list[Eva
         return "failed", "agent"
     if score is not None and score.successful:
         return "completed", None
+    if score is None or score.score is None:
+        # Nothing could be scored (e.g. a judge-only scenario without judge credentials).
+        judged = any(r.name == "llm_judge" for r in results)
+        return "error", "judge" if judged else "harness"
     if score is not None and score.gating_failures:
         return "failed", "validation"
     if any(r.name == "llm_judge" and r.status == "error" for r in results):
@@ -432,6 +436,8 @@ def _agent_and_evaluate(scenario: Scenario, prompt: TierPrompt, options: RunOpti
     record.status, record.failure_class = classify(agent_result.status, score, outcome.results)
     record.is_successful = record.status == "completed"
     record.metadata["weights"] = score.weights
+    if score.score is None:
+        record.metadata["error"] = "no evaluator produced a score (all skipped or failed)"
     if score.gating_failures:
         record.metadata["gatingFailures"] = score.gating_failures
 

@@ -299,3 +299,41 @@ def test_interrupted_run_is_stored_as_error_not_completed(setup, monkeypatch):
     (rec,) = store.runs.values()
     assert (rec.status, rec.failure_class, rec.is_successful) == ("error", "harness", False)
     assert rec.metadata["error"] == "interrupted"
+
+
+def _r(name, score=1.0, status="ok", group=None):
+    from harness.evaluators.base import EvaluatorResult
+
+    return EvaluatorResult(name, score, status=status, data={"group": group} if group else {})
+
+
+@pytest.mark.parametrize(("agent_status", "results", "expected"), [
+    ("completed", [_r("test", 1.0, group="validation")], ("completed", None)),
+    ("completed", [_r("test", 0.0, group="validation"), _r("h", 1.0)], ("failed", "validation")),
+    ("completed", [_r("h", 0.5)], ("failed", "agent")),
+    ("completed", [_r("h", 0.5), _r("llm_judge", 0.0, "error")], ("failed", "judge")),
+    ("completed", [_r("llm_judge", 0.0, "skipped")], ("error", "judge")),
+    ("completed", [], ("error", "harness")),
+    ("failed", [_r("h", 1.0)], ("failed", "agent")),
+    ("timeout", [_r("h", 1.0)], ("timeout", "agent")),
+    ("budget_exceeded", [_r("h", 1.0)], ("budget_exceeded", "agent")),
+    ("error", [_r("h", 1.0)], ("error", "agent")),
+])
+def test_classify_status_and_failure_class(agent_status, results, expected):
+    from harness.scoring import score_run
+
+    assert runner.classify(agent_status, score_run(results), results) == expected
+
+
+def test_artifact_scenario_without_fixture_runs_in_an_empty_workspace(tmp_path):
+    import shutil
+
+    scen = make_scenario(tmp_path / "suites", yaml_text="artifact:\n  type: figma\nheuristic_checks:\n  files:\n"
+                         "    - {name: report, path: report.md}\n", solution={"report.md": "# Tokens\n"})
+    shutil.rmtree(scen / "repo-fixture")
+    scenario = load_scenario("demo", "add-one", tmp_path / "suites")
+    store = MemoryResults()
+    out = run_batch(scenario, resolve_prompt(scenario, "L1"), RunOptions(agent="oracle", workspaces_root=tmp_path / "ws"),
+                    store)
+    rec = out.runs[0].record
+    assert rec.status == "completed" and rec.metadata["diff"]["changedFiles"] == ["report.md"]
