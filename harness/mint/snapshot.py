@@ -177,7 +177,7 @@ def build_snapshot(specialist: Specialist, batch: BatchRecord, runs: Sequence[Ru
         "created_at": created_at or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "minted_by": f"zebench mint {harness_version()}",
         "template_version": specialist.version,
-        "template_source": str(specialist.source),
+        "template_source": _display_path(specialist.source),
         "batch_id": batch.batch_id,
         "harness_version": harness_version(),
         "batch": {
@@ -191,6 +191,14 @@ def build_snapshot(specialist: Specialist, batch: BatchRecord, runs: Sequence[Ru
         },
     }
     return snapshot, excluded
+
+
+def _display_path(path: Path) -> str:
+    """Relative to the current directory when inside it (snapshots are meant to be committed)."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def validate_snapshot(snapshot: Any) -> list[SchemaIssue]:
