@@ -253,3 +253,13 @@ print(write_snapshot(snapshot, Path({str(tmp_path / "out")!r}))[0])
     assert ids == ["001", "002"]
     written = sorted(p.name for p in (tmp_path / "out" / "py-fixer" / "1.2.0").iterdir())
     assert written == ["snapshot-001.json5", "snapshot-002.json5"]
+
+
+def test_different_models_on_each_side_are_flagged_as_confounded():
+    runs = [_run(i, s, specialist=False, model="m-base") for i, s in enumerate(BASE)]
+    runs += [_run(10 + i, s, specialist=True, model="m-spec") for i, s in enumerate(SPEC)]
+    snapshot, _ = build_snapshot(_specialist(), BatchRecord("batch_x"), runs)
+    notes = snapshot["benchmarks"]["comparison"]["notes"]
+    assert any("different agents/models (m-base vs m-spec)" in n for n in notes)
+    paired, _ = build_snapshot(_specialist(), BatchRecord("batch_x"), _paired_runs())
+    assert not any("different agents" in n for n in paired["benchmarks"]["comparison"]["notes"])

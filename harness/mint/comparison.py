@@ -180,6 +180,13 @@ def comparison_section(baseline: Sequence[RunRecord], specialist: Sequence[RunRe
         "specialist_agents": sorted({r.agent for r in specialist}),
         **overall.statistics_dict(),
     }
+    b_models, s_models = {model_key(r) for r in baseline}, {model_key(r) for r in specialist}
+    if b_models and s_models and b_models != s_models:
+        # Not the same agents/models on both sides: the difference is not the specialist's alone.
+        section["notes"].append(
+            f"baseline and specialist runs come from different agents/models ({', '.join(sorted(b_models))} vs "
+            f"{', '.join(sorted(s_models))}): the difference mixes the specialist's effect with theirs"
+        )
     by_model: dict[str, tuple[list[RunRecord], list[RunRecord]]] = defaultdict(lambda: ([], []))
     for r in baseline:
         by_model[model_key(r)][0].append(r)
