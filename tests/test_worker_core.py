@@ -439,6 +439,21 @@ def test_many_evaluations_are_split_within_the_parameter_limit_and_keep_order(ap
     assert got[7]["details"] == {"i": 7} and got[7]["maxScore"] == 1.0
 
 
+def test_large_evaluation_details_are_stored_whole(api):
+    # The runner caps details at 16,000 characters; control characters take 6 bytes as JSON.
+    details = ("log line \x1b[31mred\x1b[0m é\n" * 700)[:16_000]
+    body = run_body(evaluations=[{"evaluatorName": f"v{i}", "score": 1.0, "details": details}
+                                 for i in range(13)])
+    assert api.call("POST", "/api/results", body).status == 201
+    got = api.call("GET", f"/api/runs/{body['runId']}/evaluations").body
+    assert len(got) == 13 and all(e["details"] == details for e in got)
+
+
+def test_json_depth_check_ignores_brackets_inside_strings(api):
+    body = run_body(metadata={"note": "[[[[{{{{" * 20 + '\\"]]'})
+    assert api.call("POST", "/api/results", body).status == 201
+
+
 def test_transcript_is_stored_apart_in_chunks_and_capped(api):
     small = run_body(transcript=[{"role": "user", "content": "fix it"},
                                  {"role": "assistant", "content": None, "tool_calls": [{"name": "read_file"}]}])
