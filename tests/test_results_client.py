@@ -205,3 +205,20 @@ def test_worker_client_is_a_results_client():
     from harness.results.client import ResultsClient
 
     assert issubclass(WorkerClient, ResultsClient)
+
+
+def test_client_uses_the_dev_key_for_a_loopback_worker_dev_without_a_key(tmp_path, monkeypatch):
+    from worker.devserver import resolve_config
+
+    monkeypatch.delenv("ZE_BENCHMARKS_API_KEY", raising=False)
+    config, _ = resolve_config("127.0.0.1", WorkerConfig(api_key=None))
+    srv, worker = make_server("127.0.0.1", 0, str(tmp_path / "dev.db"), config)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{srv.server_address[1]}"
+        with open_client(worker_url=url, spool_dir=str(tmp_path / "s"), retries=0) as c:
+            assert c.post_run(make_run()) == "stored"
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        worker.close()

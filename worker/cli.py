@@ -2,7 +2,6 @@
 
 Standard library only (argparse), like the rest of the worker.
 
-\b
 Examples:
   worker dev                                  # http://127.0.0.1:8787, results/bench.db
   worker dev --port 9000 --db /tmp/bench.db
@@ -20,6 +19,18 @@ from worker.config import WorkerConfig
 
 DEFAULT_DB = os.path.join("results", "bench.db")
 
+_EXAMPLES = """examples:
+  worker dev                                   serve results/bench.db on http://127.0.0.1:8787
+  worker dev --port 9000 --db /tmp/bench.db -v
+  API_SECRET_KEY=s3cret worker dev --host 0.0.0.0
+  worker migrate --db results/bench.db
+
+environment:
+  API_SECRET_KEY    write key (without it, `worker dev` accepts a development key on loopback only)
+  ALLOWED_ORIGINS   CORS origins, comma separated, or *
+  ZE_BENCHMARKS_DB  default database path
+"""
+
 
 def _default_db() -> str:
     return os.environ.get("ZE_BENCHMARKS_DB") or DEFAULT_DB
@@ -29,8 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="worker",
         description="The zebench results API: serve it locally or migrate its SQLite database.",
-        epilog="Environment: API_SECRET_KEY (write key), ALLOWED_ORIGINS (CORS, comma separated), "
-               "ZE_BENCHMARKS_DB (default database path).",
+        epilog=_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True)
     dev = sub.add_parser("dev", help="serve the API over HTTP on this machine",
