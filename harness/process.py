@@ -13,6 +13,7 @@ import re
 import selectors
 import signal
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +47,21 @@ class CommandResult:
     def combined_output(self) -> str:
         parts = [p for p in (self.stdout, self.stderr) if p]
         return "\n".join(parts)
+
+
+def command_env() -> dict[str, str]:
+    """The default environment of scenario and agent commands: :func:`scrubbed_env`, with the
+    directory of the harness's own interpreter first on ``PATH``.
+
+    Scenario commands say ``python3 -m pytest``; that must mean the interpreter running the
+    harness (its virtualenv has pytest) even when ``bench`` was started without activating
+    the virtualenv, as on a fresh machine whose system Python has no pytest.
+    """
+    env = scrubbed_env()
+    bin_dir = os.path.dirname(sys.executable)
+    if bin_dir:
+        env["PATH"] = os.pathsep.join([bin_dir, env["PATH"]]) if env.get("PATH") else bin_dir
+    return env
 
 
 def scrubbed_env(base: dict[str, str] | None = None, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -107,15 +123,15 @@ def run_command(
 ) -> CommandResult:
     """Run ``command`` with ``/bin/sh -c`` in ``cwd``.
 
-    ``env`` defaults to :func:`scrubbed_env`. The command gets its own session (process
-    group); on timeout the whole group is killed. Each of stdout and stderr keeps at most
-    ``output_cap`` bytes (head and tail).
+    ``env`` defaults to :func:`command_env` (secrets removed, the harness's interpreter first
+    on PATH). The command gets its own session (process group); on timeout the whole group
+    is killed. Each of stdout and stderr keeps at most ``output_cap`` bytes (head and tail).
     """
     start = time.monotonic()
     proc = subprocess.Popen(
         ["/bin/sh", "-c", command],
         cwd=str(cwd),
-        env=scrubbed_env() if env is None else env,
+        env=command_env() if env is None else env,
         stdin=subprocess.PIPE if stdin_data is not None else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
