@@ -103,7 +103,8 @@ class OpenRouterProvider(OpenAIProvider):
 
 
 class OpenAICompatibleProvider(OpenAIProvider):
-    """Any server speaking OpenAI's chat completions; the key is optional (``OPENAI_API_KEY`` if set)."""
+    """Any server speaking OpenAI's chat completions. The key is optional and only the one passed in is
+    sent: an OpenAI key from the environment is never handed to an arbitrary server."""
 
     name = "openai-compatible"
     env_var = None
