@@ -360,3 +360,14 @@ def test_anthropic_temperature_is_sent_only_to_models_that_accept_it(make):
     assert json.loads(route.calls.last.request.content)["temperature"] == 0.2
     provider.chat(request(model="claude-opus-4-7", temperature=0.2))
     assert "temperature" not in json.loads(route.calls.last.request.content)
+
+
+@respx.mock
+def test_an_injected_http_client_is_used_and_left_open(make):
+    route = respx.post(OPENAI_URL).mock(return_value=httpx.Response(200, json=openai_body({"content": "ok"})))
+    client = httpx.Client(headers={"x-probe": "1"})
+    provider = make("openai", http_client=client)
+    assert provider.chat(request(model="gpt-4o-mini")).text == "ok"
+    provider.close()
+    assert not client.is_closed
+    assert route.calls.last.request.headers["x-probe"] == "1"

@@ -66,6 +66,7 @@ class ApiAgent:
         options = {**self.options, **ctx.options}
         model = ctx.model or self.model
         provider = options.get("provider")
+        owned = provider is None
         if provider is None:
             base_url = options.get("base_url")
             try:
@@ -78,7 +79,11 @@ class ApiAgent:
             temperature=options.get("temperature", 0.0),
             call_timeout_s=float(options.get("call_timeout_s", 300.0)),
         )
-        return run_tool_loop(ctx, provider, Toolset.for_context(ctx), settings)
+        try:
+            return run_tool_loop(ctx, provider, Toolset.for_context(ctx), settings)
+        finally:
+            if owned:
+                provider.close()
 
 
 def _factory(name: str):

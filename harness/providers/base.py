@@ -44,6 +44,20 @@ class Provider:
         raise NotImplementedError
 
     # -- public ---------------------------------------------------------------------------
+    def close(self) -> None:
+        """Release the SDK client's connections (a later call opens new ones)."""
+        if self._sdk is not None:
+            try:
+                self._sdk.close()
+            finally:
+                self._sdk = None
+
+    def __enter__(self) -> "Provider":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def chat(
         self,
         request: ChatRequest,

@@ -38,8 +38,9 @@ def _bridge_transport_class():
     class HttpxBridgeTransport(httpx2.BaseTransport):
         """An ``httpx2`` transport that sends through an ``httpx.Client``."""
 
-        def __init__(self, client: httpx.Client) -> None:
+        def __init__(self, client: httpx.Client, owns_client: bool = True) -> None:
             self.client = client
+            self.owns_client = owns_client  # a client handed in by the caller stays open
 
         def handle_request(self, request: httpx2.Request) -> httpx2.Response:
             body = request.read()
@@ -69,7 +70,8 @@ def _bridge_transport_class():
             )
 
         def close(self) -> None:
-            self.client.close()
+            if self.owns_client:
+                self.client.close()
 
     return HttpxBridgeTransport
 
@@ -84,4 +86,5 @@ def make_sdk_http_client(timeout_s: float = 120.0, transport_client: "httpx.Clie
         limits=httpx.Limits(max_connections=50, max_keepalive_connections=20),
         follow_redirects=False,
     )
-    return httpx2.Client(transport=_bridge_transport_class()(inner), timeout=timeout_s)
+    transport = _bridge_transport_class()(inner, owns_client=transport_client is None)
+    return httpx2.Client(transport=transport, timeout=timeout_s)
