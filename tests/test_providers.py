@@ -371,3 +371,56 @@ def test_an_injected_http_client_is_used_and_left_open(make):
     provider.close()
     assert not client.is_closed
     assert route.calls.last.request.headers["x-probe"] == "1"
+
+
+def test_retry_after_parsing():
+    from harness.providers.retry import parse_retry_after
+
+    assert parse_retry_after({"Retry-After": "12"}) == 12.0
+    assert parse_retry_after({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
+    assert parse_retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, now=1445412470.0) == 10.0
+    assert parse_retry_after({"retry-after": "soon"}) is None
+    assert parse_retry_after({}) is None
+
+
+def test_a_server_asking_to_wait_too_long_is_not_waited_for():
+    from harness.providers.retry import RetryableError
+
+    waits: list[float] = []
+    policy = RetryPolicy(max_retry_after_s=60, sleep=waits.append)
+    attempts = []
+
+    def attempt():
+        attempts.append(1)
+        raise RetryableError("429", retry_after=3600)
+
+    with pytest.raises(RetryableError):
+        policy.call(attempt)
+    assert len(attempts) == 1 and waits == []
+
+
+def test_retries_stop_before_waiting_past_the_deadline():
+    import time as _time
+
+    from harness.providers.retry import RetryableError
+
+    waits: list[float] = []
+    policy = RetryPolicy(sleep=waits.append)
+
+    def attempt():
+        raise RetryableError("503", retry_after=30)
+
+    with pytest.raises(RetryableError):
+        policy.call(attempt, deadline=_time.monotonic() + 5)
+    assert waits == []
+
+
+@respx.mock
+def test_a_corrupt_cache_entry_is_a_miss(make, tmp_path):
+    route = respx.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, json=anthropic_body([{"type": "text", "text": "A"}])))
+    provider = make("anthropic")
+    provider.chat(request())
+    for entry in (tmp_path / "cache").rglob("*.json"):
+        entry.write_text("{not json")
+    assert provider.chat(request()).cached is False
+    assert route.call_count == 2

@@ -16,7 +16,7 @@ from harness.agents.base import AgentContext, AgentResult
 DEFAULT_MODELS = {
     "anthropic": "claude-sonnet-4-6",
     "openai": "gpt-4o-mini",
-    "openrouter": "anthropic/claude-sonnet-4.5",
+    "openrouter": "anthropic/claude-sonnet-4.6",
 }
 
 DEFAULT_SYSTEM_PROMPT = """\
