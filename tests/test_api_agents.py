@@ -295,3 +295,50 @@ def test_shipped_scenario_runs_end_to_end_to_a_stored_successful_run(tmp_path, m
     transcript = client.get_transcript(run.record.run_id)
     assert transcript and transcript[-1]["content"] == "Fixed the bug and the tests pass."
     client.close()
+
+
+@respx.mock
+def test_malformed_openai_tool_arguments_reach_the_model_as_an_error_result(calc_ctx, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    bodies: list[dict] = []
+
+    def model(request):
+        body = json.loads(request.content)
+        bodies.append(body)
+        if len(bodies) == 1:
+            message = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "calc.py"'}}],
+            }
+            finish = "tool_calls"
+        else:
+            message, finish = {"role": "assistant", "content": "gave up"}, "stop"
+        return httpx.Response(
+            200,
+            json={
+                "id": "x", "object": "chat.completion", "created": 1, "model": "gpt-4o-mini",
+                "choices": [{"index": 0, "finish_reason": finish, "message": message}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+            },
+        )
+
+    respx.post(OPENAI_URL).mock(side_effect=model)
+    result = create_agent("openai").run(calc_ctx)
+    assert result.status == "completed" and result.final_answer == "gave up"
+    tool_message = bodies[1]["messages"][-1]
+    assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == "c1"
+    assert tool_message["content"].startswith("ERROR:") and "not a valid JSON object" in tool_message["content"]
+    # The malformed call is replayed exactly as the model sent it.
+    assert bodies[1]["messages"][-2]["tool_calls"][0]["function"]["arguments"] == '{"path": "calc.py"'
+
+
+@respx.mock
+def test_turn_budget_through_a_real_api_agent_ends_as_budget_exceeded(calc_ctx, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    endless = [("", [("list_directory", {})])] * 10
+    respx.post(ANTHROPIC_URL).mock(side_effect=MockModel("anthropic", endless, "claude-sonnet-4-6"))
+    calc_ctx.budgets = Budgets(max_turns=2)
+    result = create_agent("anthropic").run(calc_ctx)
+    assert result.status == "budget_exceeded" and result.turns == 2 and result.tool_calls == 2
+    assert result.cost_usd > 0 and len(result.latencies_ms) == 2
