@@ -133,7 +133,7 @@ class Toolset:
         fetch_resolver: Callable[[str], list[str]] | None = None,
     ) -> None:
         self.workspace = Path(workspace).resolve()
-        self.oracle = Oracle(dict(oracle_answers)) if oracle_answers else None
+        self.oracle = Oracle(dict(oracle_answers)) if oracle_answers is not None else None
         self.allow_fetch_url = allow_fetch_url
         self.command_timeout_s = command_timeout_s
         self.command_output_cap = command_output_cap
