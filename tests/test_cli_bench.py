@@ -155,3 +155,9 @@ def test_bench_help_does_not_import_model_sdks():
             "CliRunner().invoke(b.main, ['--help']); print(sorted(m for m in ('anthropic', 'openai') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_verbose_shows_evaluation_details(env):
+    result = bench("demo", "add-one", "--agent", "echo", "-v")
+    assert result.exit_code == 0
+    assert "1 failed" in result.stdout and "$ " in result.stdout  # the test command and its output

@@ -53,8 +53,12 @@ def _iso_time(value: str | None) -> str:
     return (value or "-").replace("T", " ")[:19]
 
 
-def render_run(console: Console, run: RunRecord, threshold: float | None = None) -> None:
-    """The per-run report: ids, per-evaluator scores, total with PASS/FAIL, telemetry."""
+DETAIL_LINES = 40  # per evaluation, with --verbose
+
+
+def render_run(console: Console, run: RunRecord, threshold: float | None = None, verbose: bool = False) -> None:
+    """The per-run report: ids, per-evaluator scores, total with PASS/FAIL, telemetry; with
+    ``verbose`` each evaluation's details (command output, checks) too."""
     ok = run.is_successful
     head = "✓ Benchmark completed successfully" if ok else f"✗ Benchmark {run.status.replace('_', ' ')}"
     if run.failure_class:
@@ -90,6 +94,11 @@ def render_run(console: Console, run: RunRecord, threshold: float | None = None)
         weight = weights.get(e.evaluator_name)
         wtxt = f"  [dim]weight {weight:g}[/dim]" if weight not in (None, 1, 1.0) else ""
         console.print(f"  {label} {e.score:.2f} / {e.max_score:.2f} {mark}{wtxt}")
+        if verbose and e.details:
+            lines = e.details.strip().splitlines()
+            shown = lines[:DETAIL_LINES] + ([f"... {len(lines) - DETAIL_LINES} more line(s)"] if len(lines) > DETAIL_LINES else [])
+            for line in shown:
+                console.print(Text("      " + line, style="dim"))
     console.print()
     verdict = "[green bold]✓ PASS[/green bold]" if ok else "[red bold]✗ FAIL[/red bold]"
     thr = run.metadata.get("successThreshold", threshold)

@@ -57,12 +57,13 @@ def _fail(message: str, code: int = 2) -> None:
 @click.option("--mint-output", type=click.Path(file_okay=False, path_type=Path), default=Path("snapshots"),
               show_default=True, help="Where --mint-template writes the snapshot.")
 @click.option("--json", "as_json", is_flag=True, help="Print the stored batch and run records as JSON.")
+@click.option("-v", "--verbose", is_flag=True, help="Show each evaluation's details (command output, checks).")
 def run(suite: str, scenario: str, tier: str, agent: str | None, model: str | None, base_url: str | None,
         iterations: int, parallel: int, batch_id: str | None, skip_warmup: bool, keep_workspace: bool,
         timeout_minutes: float | None, max_turns: int | None, max_tokens: int | None, max_cost: float | None,
         no_cache: bool, suites_dir: Path | None, workspaces_dir: Path | None, worker_url: str | None,
         db_path: str | None, specialist: str | None, mint_template: str | None, mint_output: Path,
-        as_json: bool) -> None:
+        as_json: bool, verbose: bool) -> None:
     """Run SCENARIO of SUITE: copy its fixture, run the agent, validate, score, store.
 
     Every run is stored (in results/bench.db unless a worker URL is set), whatever its
@@ -123,11 +124,11 @@ def run(suite: str, scenario: str, tier: str, agent: str | None, model: str | No
         specialist=spec,
     )
     execute(loaded, prompt, options, worker_url, db_path, as_json,
-            mint=(mint_spec, mint_output) if mint_spec is not None else None)
+            mint=(mint_spec, mint_output) if mint_spec is not None else None, verbose=verbose)
 
 
 def execute(scenario: Any, prompt: Any, options: Any, worker_url: str | None, db_path: str | None,
-            as_json: bool, mint: tuple[Any, Path] | None = None) -> None:
+            as_json: bool, mint: tuple[Any, Path] | None = None, verbose: bool = False) -> None:
     """Run the batch with a progress display, print the report, exit with the documented status."""
     from rich.console import Console
 
@@ -161,7 +162,7 @@ def execute(scenario: Any, prompt: Any, options: Any, worker_url: str | None, db
         for i, record in enumerate(records):
             if len(records) > 1:
                 console.rule(f"Iteration {i + 1}/{len(records)}")
-            render_run(console, record)
+            render_run(console, record, verbose=verbose)
             kept = outcome.runs[i].workspace
             if kept:
                 console.print(f"  Kept workspace: {kept}")
