@@ -465,7 +465,10 @@ _MERGED_KEYS = ("suite", "scenario", "tier", "agent", "model", "specialist", "co
 def _merge_with_stored(client: ResultsClient, batch: BatchRecord) -> None:
     """A batch id reused across invocations (baseline and specialist, several scenarios) keeps its
     first creation time, and its metadata lists every value seen instead of the last one."""
-    stored = client.get_batch(batch.batch_id)
+    try:
+        stored = client.get_batch(batch.batch_id)
+    except Exception:  # noqa: BLE001 - unreachable store: post what we have (it may be spooled)
+        return
     if stored is None:
         return
     if stored.created_at:

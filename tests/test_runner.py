@@ -337,3 +337,15 @@ def test_artifact_scenario_without_fixture_runs_in_an_empty_workspace(tmp_path):
                     store)
     rec = out.runs[0].record
     assert rec.status == "completed" and rec.metadata["diff"]["changedFiles"] == ["report.md"]
+
+
+def test_batch_is_posted_even_when_the_store_cannot_be_read(setup):
+    scenario, prompt, ws_root = setup
+
+    class WriteOnly(MemoryResults):
+        def get_batch(self, batch_id):
+            raise ConnectionError("worker unreachable")
+
+    store = WriteOnly()
+    out = run_batch(scenario, prompt, RunOptions(agent="echo", workspaces_root=ws_root), store)
+    assert out.post_error is None and out.batch_id in store.batches
