@@ -104,11 +104,13 @@ class Suite:
 
 
 def default_suites_dir() -> Path:
-    """``ZE_BENCHMARKS_SUITES_DIR`` if set, else the repository's ``suites/``."""
+    """``ZE_BENCHMARKS_SUITES_DIR`` if set, else the repository's ``suites/`` (a source checkout),
+    else ``suites/`` in the current directory (an installed package carries no suites)."""
     env = os.environ.get("ZE_BENCHMARKS_SUITES_DIR")
     if env:
         return Path(env).expanduser()
-    return Path(__file__).resolve().parent.parent / "suites"
+    repo = Path(__file__).resolve().parent.parent / "suites"
+    return repo if repo.is_dir() else Path("suites")
 
 
 def _suites_root(suites_dir: str | Path | None) -> Path:
