@@ -161,3 +161,16 @@ def test_verbose_shows_evaluation_details(env):
     result = bench("demo", "add-one", "--agent", "echo", "-v")
     assert result.exit_code == 0
     assert "1 failed" in result.stdout and "$ " in result.stdout  # the test command and its output
+
+
+def test_show_prints_a_stored_run_and_its_transcript(env):
+    data = json.loads(bench("demo", "add-one", "--agent", "echo", "--json").stdout)
+    run_id = data["runs"][0]["runId"]
+    text = bench("show", run_id, "--transcript")
+    assert text.exit_code == 0
+    assert run_id in text.stdout and "✗ FAIL" in text.stdout
+    assert "user: add_one(1) should be 2; fix calc.py." in text.stdout
+    shown = json.loads(bench("show", run_id, "--json", "--transcript").stdout)
+    assert shown["runId"] == run_id and shown["transcript"][0]["content"] == "add_one(1) should be 2; fix calc.py."
+    missing = bench("show", "run_missing")
+    assert missing.exit_code == 1 and "run 'run_missing' not found" in missing.stderr

@@ -18,6 +18,7 @@ _COMMAND_MODULES = (
     ("harness.cli.results_cmd", "batches"),
     ("harness.cli.results_cmd", "batch"),
     ("harness.cli.results_cmd", "history"),
+    ("harness.cli.results_cmd", "show"),
     ("harness.cli.sync_cmd", "sync"),
     ("harness.cli.prices_cmd", "prices"),
 )

@@ -108,3 +108,47 @@ def history(suite: str | None, scenario: str | None, agent: str | None, model: s
         console.print("No runs match." if filters else "No runs stored yet.")
         return
     console.print(runs_table(runs, title="Runs (newest first)", show_started=True))
+
+
+@click.command("show")
+@click.argument("run_id")
+@click.option("--transcript", is_flag=True, help="Also print the agent's transcript.")
+@click.option("-v", "--verbose", is_flag=True, help="Show each evaluation's details.")
+@store_options
+@click.option("--json", "as_json", is_flag=True, help="Print the stored run record as JSON.")
+def show(run_id: str, transcript: bool, verbose: bool, worker_url: str | None, db_path: str | None,
+         as_json: bool) -> None:
+    """Show one stored run: the same report `bench SUITE SCENARIO` printed when it ran.
+
+    \b
+    Examples:
+      bench show run_1732270000000_a1b2c3d4 -v
+      bench show run_1732270000000_a1b2c3d4 --transcript
+      bench show run_1732270000000_a1b2c3d4 --json
+    """
+    from harness.cli.report import make_console, render_run, run_json
+
+    with open_store(worker_url, db_path) as client:
+        found = client.get_run(run_id)
+        messages = client.get_transcript(run_id) if found is not None and transcript else None
+    if found is None:
+        raise click.ClickException(f"run {run_id!r} not found")
+    if as_json:
+        data = run_json(found)
+        if transcript:
+            data["transcript"] = messages or []
+        click.echo(json.dumps(data, indent=2))
+        return
+    console = make_console()
+    render_run(console, found, verbose=verbose)
+    if transcript:
+        console.print()
+        console.print("[bold]Transcript:[/bold]")
+        if not messages:
+            console.print("  (none stored)")
+        for message in messages or []:
+            role = str(message.get("role", "?"))
+            content = message.get("content")
+            text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+            console.print(f"[bold]{role}[/bold]: ", end="")
+            console.print(text, markup=False, highlight=False)
