@@ -58,9 +58,18 @@ class DocumentationAwareModel:
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         body = json.loads(request.content)
-        if not body.get("tools"):
-            return self._enrich(body)
-        return self._agent(body)
+        if body.get("tools"):
+            return self._agent(body)
+        if "# How to answer" in _text_of(body["messages"][-1]["content"]):
+            return self._judge(body)
+        return self._enrich(body)
+
+    def _judge(self, body) -> httpx.Response:
+        # The scenario's LLM judge: a neutral 3/5 on every category, the same for both sides.
+        prompt = _text_of(body["messages"][-1]["content"])
+        example = json.loads(prompt[prompt.rindex("{", 0, prompt.index('"scores"')):])
+        scores = {slug: {"score": 3, "reasoning": "neutral"} for slug in example["scores"]}
+        return _reply([{"type": "text", "text": json.dumps({"scores": scores, "summary": "neutral"})}])
 
     def _enrich(self, body) -> httpx.Response:
         # Enrichment: summarise the document, lifting its inline-code idioms into code_patterns.
@@ -139,11 +148,11 @@ def test_specialist_documentation_improves_the_mocked_model_and_the_snapshot_pro
 
         for scenario in KNOWLEDGE:
             _bench("py-bugs", scenario, "--tier", "L1", "--agent", "anthropic", "--model", MODEL,
-                   "--batch-id", "proof", "--iterations", "2")
+                   "--batch-id", "proof", "--iterations", "2", "--parallel", "2")
         _bench("py-bugs", "pagination-off-by-one", "--tier", "L1", "--specialist", "python-bugfixer",
-               "--batch-id", "proof", "--iterations", "2")
+               "--batch-id", "proof", "--iterations", "2", "--parallel", "2")
         integrated = _bench("py-bugs", "date-range-merge", "--tier", "L1", "--specialist", "@zebench/python-bugfixer",
-                            "--batch-id", "proof", "--iterations", "2",
+                            "--batch-id", "proof", "--iterations", "2", "--parallel", "2",
                             "--mint-template", "python-bugfixer", "--mint-output", "snapshots")
 
     # The model solved exactly the runs whose system prompt carried the documentation.
