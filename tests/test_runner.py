@@ -349,3 +349,23 @@ def test_batch_is_posted_even_when_the_store_cannot_be_read(setup):
     store = WriteOnly()
     out = run_batch(scenario, prompt, RunOptions(agent="echo", workspaces_root=ws_root), store)
     assert out.post_error is None and out.batch_id in store.batches
+
+
+def test_agent_warmup_runs_the_warmup_prompt_in_a_scratch_copy(tmp_path, monkeypatch):
+    make_scenario(tmp_path / "suites", yaml_text=YAML + "warmup:\n  prompt: Explore the repository first.\n")
+    scenario = load_scenario("demo", "add-one", tmp_path / "suites")
+    seen = []
+
+    def run(ctx):
+        seen.append((ctx.prompt, ctx.workspace))
+        (ctx.workspace / "calc.py").write_text("broken by the warmup\n")
+        return AgentResult()
+
+    _agent(monkeypatch, "t-warm", run)
+    before = (scenario.fixture_dir / "calc.py").read_text()
+    out = run_batch(scenario, resolve_prompt(scenario, "L1"), RunOptions(agent="t-warm", workspaces_root=tmp_path / "ws"),
+                    MemoryResults())
+    assert [p for p, _ in seen] == ["Explore the repository first.", resolve_prompt(scenario, "L1").text]
+    assert seen[0][1] != seen[1][1] and "-warmup-" in seen[0][1].name
+    assert (scenario.fixture_dir / "calc.py").read_text() == before
+    assert out.warmup.ok and out.warmup.kind == "agent"
