@@ -41,8 +41,8 @@ def main() -> None:
     \b
     Examples:
       bench list
-      bench py-bugs slugify-unicode --tier L1 --agent oracle
-      bench py-bugs slugify-unicode --tier L1 --agent anthropic --iterations 3
+      bench py-bugs unicode-slugify --tier L1 --agent oracle
+      bench py-bugs unicode-slugify --tier L1 --agent anthropic --iterations 3
       bench batch BATCH_ID
     """
 
