@@ -263,3 +263,13 @@ def test_different_models_on_each_side_are_flagged_as_confounded():
     assert any("different agents/models (m-base vs m-spec)" in n for n in notes)
     paired, _ = build_snapshot(_specialist(), BatchRecord("batch_x"), _paired_runs())
     assert not any("different agents" in n for n in paired["benchmarks"]["comparison"]["notes"])
+
+
+def test_repeats_with_different_config_hashes_are_flagged():
+    runs = _paired_runs()
+    for i, r in enumerate(runs):
+        r.config_hash = "aaa" if i != 1 else "bbb"
+    snapshot, _ = build_snapshot(_specialist(), BatchRecord("batch_x"), runs)
+    notes = snapshot["benchmarks"]["comparison"]["notes"]
+    assert any(n.startswith("baseline runs of py-bugs/s1 L1 (m1) have 2 different config hashes") for n in notes)
+    assert not any(n.startswith("specialist runs") for n in notes)

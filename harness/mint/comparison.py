@@ -166,6 +166,20 @@ def compare(baseline: Sequence[RunRecord], specialist: Sequence[RunRecord]) -> C
     )
 
 
+def _config_hash_notes(runs: Sequence[RunRecord], side: str) -> list[str]:
+    """Repeats of one cell should share a config hash; different hashes mean the scenario, prompt,
+    tools or harness changed between them, so they are not strictly comparable."""
+    hashes: dict[tuple[str, ...], set[str]] = defaultdict(set)
+    for r in runs:
+        if r.config_hash:
+            hashes[(r.suite, r.scenario, r.tier, model_key(r))].add(r.config_hash)
+    return [
+        f"{side} runs of {suite}/{scenario} {tier} ({model}) have {len(h)} different config hashes: "
+        "the scenario, prompt, tools or harness changed between them"
+        for (suite, scenario, tier, model), h in sorted(hashes.items()) if len(h) > 1
+    ]
+
+
 def comparison_section(baseline: Sequence[RunRecord], specialist: Sequence[RunRecord]) -> dict[str, Any]:
     """The snapshot's ``benchmarks.comparison``: overall figures plus ``models_compared``."""
     overall = compare(baseline, specialist)
@@ -187,6 +201,7 @@ def comparison_section(baseline: Sequence[RunRecord], specialist: Sequence[RunRe
             f"baseline and specialist runs come from different agents/models ({', '.join(sorted(b_models))} vs "
             f"{', '.join(sorted(s_models))}): the difference mixes the specialist's effect with theirs"
         )
+    section["notes"].extend(_config_hash_notes(baseline, "baseline") + _config_hash_notes(specialist, "specialist"))
     by_model: dict[str, tuple[list[RunRecord], list[RunRecord]]] = defaultdict(lambda: ([], []))
     for r in baseline:
         by_model[model_key(r)][0].append(r)
