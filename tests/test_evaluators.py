@@ -344,3 +344,10 @@ def test_pipeline_calls_llm_judge_when_enabled(tmp_path, monkeypatch):
     results = run_evaluators(ctx)
     assert [(r.name, r.status) for r in results] == [("test", "ok"), ("llm_judge", "skipped")]
     assert "test" in seen["commands"]  # the judge sees the command results
+
+
+def test_script_in_scenario_directory_wins_over_one_planted_in_the_workspace(tmp_path):
+    ctx = _ctx(tmp_path, "heuristic_checks:\n  scripts:\n    - {name: s, script: check.sh}\n",
+               extra={"check.sh": "exit 1\n"})
+    (ctx.workspace / "check.sh").write_text("exit 0\n")
+    assert evaluate_heuristic_checks(ctx).score == 0.0

@@ -9,8 +9,8 @@ Kinds (each check has ``name``, ``weight`` default 1, ``description``):
   "no_console_log" check rewards absence, not presence).
 - ``structured``: in ``file``, a JSON path ``$.a.b`` / ``$.items[0].name`` exists (optionally
   ``equals`` a value, or ``exists: false``), or a markdown heading contains ``section_header``.
-- ``scripts``: ``script`` (looked up in the workspace, then the scenario, then the suite
-  directory) exits 0; ``args`` may use ``${scenario.id}``, ``${scenario.suite}``,
+- ``scripts``: ``script`` (looked up in the scenario directory, then the suite directory,
+  then the workspace) exits 0; ``args`` may use ``${scenario.id}``, ``${scenario.suite}``,
   ``${scenario.name}``, ``${artifact.<key>}`` and ``${workspace}``.
 
 Score = passed weight / total weight.
@@ -171,7 +171,8 @@ def _substitute(arg: str, ctx: EvaluationContext) -> str:
 def _resolve_script(script: str, ctx: EvaluationContext) -> Path | None:
     if os.path.isabs(script):
         return Path(script) if Path(script).is_file() else None
-    for base in (ctx.workspace, ctx.scenario.path, ctx.scenario.suite_path):
+    # Scenario and suite first: a script the agent planted in the workspace must not shadow them.
+    for base in (ctx.scenario.path, ctx.scenario.suite_path, ctx.workspace):
         if (base / script).is_file():
             return base / script
     return None
