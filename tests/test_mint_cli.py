@@ -126,3 +126,34 @@ def test_enrich_without_credentials_names_the_variable(tmp_path, monkeypatch):
     result = CliRunner().invoke(main, ["enrich", str(_template(tmp_path))])
     assert result.exit_code == 1
     assert "ANTHROPIC_API_KEY" in result.output
+
+
+def test_snapshot_reads_the_batch_from_a_worker_over_http(tmp_path, monkeypatch):
+    import threading
+
+    from worker.config import WorkerConfig
+    from worker.devserver import make_server
+
+    srv, worker = make_server("127.0.0.1", 0, str(tmp_path / "served.db"), WorkerConfig(api_key="k"))
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{srv.server_address[1]}"
+    try:
+        monkeypatch.setenv("ZE_BENCHMARKS_API_KEY", "k")
+        with open_client(worker_url=url) as client:
+            client.post_batch(BatchRecord(batch_id="remote"))
+            for i, (spec, score) in enumerate([(False, 0.2), (False, 0.4), (True, 0.9), (True, 1.0)]):
+                client.post_run(RunRecord(
+                    run_id=f"run_r{i}", batch_id="remote", suite="py-bugs", scenario="s", tier="L1", agent="anthropic",
+                    model="m", total_score=score, specialist_enabled=spec,
+                    specialist_name="@acme/fixer" if spec else None, specialist_version="2.0.0" if spec else None,
+                    metadata={"iteration": i % 2}, evaluations=[EvaluationRecord("validation", score)]))
+        result = CliRunner().invoke(main, ["snapshot", str(_template(tmp_path)), "--batch-id", "remote",
+                                           "--worker-url", url, "--output", str(tmp_path / "snaps"), "--json"])
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        worker.close()
+    assert result.exit_code == 0, result.output
+    comp = json.loads(result.output)["comparison"]
+    assert comp["test"] == "paired_t" and comp["paired_samples"] == 2
+    assert comp["baseline_avg_score"] == pytest.approx(0.3) and comp["specialist_avg_score"] == pytest.approx(0.95)
