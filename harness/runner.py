@@ -312,7 +312,8 @@ def _telemetry(agent_result: AgentResult | None, results: list[EvaluatorResult],
 def execute_run(scenario: Scenario, prompt: TierPrompt, options: RunOptions, batch_id: str, iteration: int,
                 cfg_hash: str, poster: _Poster | None = None, progress: ProgressCallback | None = None,
                 warmup: WarmupResult | None = None) -> RunOutcome:
-    """Run one iteration and store it. Never raises: every failure becomes a stored record."""
+    """Run one iteration and store it. Every failure becomes a stored record; the only exception
+    that escapes is KeyboardInterrupt, after the interrupted run was stored as an error."""
     run_id = new_run_id()
     started_mono = time.monotonic()
     specialist = options.specialist
