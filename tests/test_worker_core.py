@@ -599,7 +599,9 @@ def test_malformed_bodies_are_400_with_a_reason(api, raw, error):
     ({"status": "exploded"}, "status"),
     ({"failureClass": "cosmic"}, "failureClass"),
     ({"isSuccessful": "yes"}, "isSuccessful"),
-    ({"runId": "bad id with spaces"}, "runId"),
+    ({"runId": " padded"}, "runId"),
+    ({"runId": "line\nbreak"}, "runId"),
+    ({"runId": "x" * 129}, "runId"),
     ({"evaluations": [{"score": 1}]}, "evaluations[0].evaluatorName"),
     ({"telemetry": {"tokensIn": -1}}, "telemetry.tokensIn"),
     ({"telemetry": {"latenciesMs": ["fast"]}}, "telemetry.latenciesMs[0]"),
@@ -610,7 +612,19 @@ def test_invalid_run_fields_are_400_naming_the_field(api, change, field):
     body = run_body(**change)
     r = api.call("POST", "/api/results", body)
     assert r.status == 400 and field in r.body["error"], r.body
-    assert api.call("GET", f"/api/runs/{body['runId']}").status == 404
+    from urllib.parse import quote
+
+    assert api.call("GET", f"/api/runs/{quote(str(body['runId']), safe='')}").status == 404
+
+
+def test_user_chosen_ids_with_spaces_and_slashes_work_in_paths(api):
+    from urllib.parse import quote
+
+    batch_id = f"baseline run/{uid('v')} é"
+    body = run_body(batchId=batch_id, runId=f"run one/{uid()}")
+    assert api.call("POST", "/api/results", body).status == 201
+    assert api.call("GET", f"/api/runs/{quote(body['runId'], safe='')}").body["run"]["batchId"] == batch_id
+    assert api.call("GET", f"/api/batches/{quote(batch_id, safe='')}").body["totalRuns"] == 1
 
 
 def test_unknown_route_is_404_and_wrong_method_is_405(api):

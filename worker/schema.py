@@ -18,7 +18,9 @@ from worker.messages import HttpError
 RUN_STATUSES = ("completed", "failed", "timeout", "budget_exceeded", "error")
 FAILURE_CLASSES = ("agent", "validation", "judge", "infra", "harness")
 EVALUATION_STATUSES = ("ok", "skipped", "error")
-ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$"
+# Ids are chosen by users too (``--batch-id``): any printable text without surrounding
+# spaces; clients percent-encode them in paths.
+ID_PATTERN = r"^[^\s\x00-\x1f\x7f](?:[^\x00-\x1f\x7f]{0,126}[^\s\x00-\x1f\x7f])?$"
 
 MAX_DEPTH = 32
 MAX_NAME = 200
@@ -203,7 +205,8 @@ def _check(f: Field, v: Any, path: str) -> Any:
             raise HttpError(400, f"invalid value for {path}", f"one of {', '.join(f.enum)}; got {v!r}")
         if f.pattern is not None and not _matches_id(v):
             raise HttpError(400, f"invalid value for {path}",
-                            "letters, digits and _ . : @ - (at most 128, starting with a letter or digit)")
+                            "1 to 128 printable characters, no control characters, "
+                            "no leading or trailing space")
         return v
     if kind in ("number", "integer"):
         if isinstance(v, bool) or not isinstance(v, (int, float)):
@@ -258,9 +261,9 @@ def _check_size(f: Field, v: Any, path: str) -> None:
 
 
 def _matches_id(v: str) -> bool:
-    if not v or len(v) > 128 or not v[0].isascii() or not v[0].isalnum():
+    if not v or len(v) > 128 or v != v.strip():
         return False
-    return all(c.isascii() and (c.isalnum() or c in "_.:@-") for c in v)
+    return not any(ord(c) < 0x20 or ord(c) == 0x7F for c in v)
 
 
 def _json_type(v: Any) -> str:
