@@ -164,8 +164,13 @@ def _field_path(parts: Any) -> str:
     return out or "(top level)"
 
 
+@lru_cache(maxsize=1)
+def _validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(scenario_schema())
+
+
 def _validate(data: Any, file: Path) -> None:
-    validator = jsonschema.Draft202012Validator(scenario_schema())
+    validator = _validator()
     errors = sorted(validator.iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.message))
     if not errors:
         return
