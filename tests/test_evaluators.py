@@ -351,3 +351,8 @@ def test_script_in_scenario_directory_wins_over_one_planted_in_the_workspace(tmp
                extra={"check.sh": "exit 1\n"})
     (ctx.workspace / "check.sh").write_text("exit 0\n")
     assert evaluate_heuristic_checks(ctx).score == 0.0
+
+
+def test_javascript_named_groups_in_patterns_are_accepted(tmp_path):
+    ctx = _ctx(tmp_path, 'heuristic_checks:\n  patterns:\n    - {name: p, file: calc.py, pattern: "return (?<var>x) \\\\+"}\n')
+    assert evaluate_heuristic_checks(ctx).score == 1.0

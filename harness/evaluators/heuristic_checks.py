@@ -74,8 +74,10 @@ def _file_check(check: dict[str, Any], ctx: EvaluationContext) -> tuple[bool, st
 
 
 def _pattern_check(check: dict[str, Any], ctx: EvaluationContext) -> tuple[bool, str]:
+    # Original suites wrote JavaScript regexes; their named groups "(?<name>" are "(?P<name>" here.
+    pattern = re.sub(r"\(\?<(?![=!])", "(?P<", check["pattern"])
     try:
-        regex = re.compile(check["pattern"], re.MULTILINE | (re.IGNORECASE if "i" in check.get("flags", "") else 0))
+        regex = re.compile(pattern, re.MULTILINE | (re.IGNORECASE if "i" in check.get("flags", "") else 0))
     except re.error as exc:
         return False, f"invalid regex {check['pattern']!r}: {exc}"
     files = glob_files(ctx.workspace, check["file"], exclude=check.get("exclude") or [], prune_dirs=ALWAYS_EXCLUDED)
