@@ -134,3 +134,42 @@ def test_worker_core_imports_only_the_standard_library():
             for name in names:
                 top = name.split(".")[0]
                 assert top in sys.stdlib_module_names or top in allowed_prefixes, (path.name, name)
+
+
+def test_dev_server_answers_expect_100_continue_before_reading_the_body(server):
+    import socket
+
+    body = json.dumps({"runId": "run_expect", "suite": "s", "scenario": "x", "tier": "L1",
+                       "agent": "echo", "metadata": {"pad": "p" * 2000}}).encode()
+    with socket.create_connection(server.server_address[:2], timeout=10) as sock:
+        sock.sendall(b"POST /api/results HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n"
+                     b"Expect: 100-continue\r\n"
+                     + f"Content-Length: {len(body)}\r\n\r\n".encode())
+        assert sock.recv(100).startswith(b"HTTP/1.1 100 Continue\r\n\r\n")
+        sock.sendall(body)
+        reply = b""
+        while b"run_expect" not in reply:
+            chunk = sock.recv(4096)
+            assert chunk, reply
+            reply += chunk
+    assert reply.startswith(b"HTTP/1.1 201 Created")
+
+
+def test_dev_server_rejects_malformed_and_chunked_requests(server):
+    import socket
+
+    def exchange(raw: bytes) -> bytes:
+        with socket.create_connection(server.server_address[:2], timeout=10) as sock:
+            sock.sendall(raw)
+            out = b""
+            while True:
+                chunk = sock.recv(4096)
+                if not chunk:
+                    return out
+                out += chunk
+
+    assert exchange(b"NONSENSE\r\n\r\n").startswith(b"HTTP/1.1 400 ")
+    chunked = exchange(b"POST /api/results HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+    assert chunked.startswith(b"HTTP/1.1 411 ")
+    closed = exchange(b"GET /health HTTP/1.1\r\nConnection: close\r\n\r\n")
+    assert closed.startswith(b"HTTP/1.1 200 OK") and b'"status":"ok"' in closed
