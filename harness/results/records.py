@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import secrets
 import string
 import time
@@ -51,7 +52,8 @@ class EvaluationRecord:
             score=float(d.get("score") or 0.0),
             max_score=float(d.get("maxScore") if d.get("maxScore") is not None else 1.0),
             status=d.get("status") or "ok",
-            details=details if isinstance(details, str) else ("" if details is None else str(details)),
+            # Other clients may post structured details; keep them as JSON text, not a repr.
+            details=details if isinstance(details, str) else ("" if details is None else json.dumps(details)),
         )
 
 
