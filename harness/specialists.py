@@ -21,6 +21,7 @@ they stay valid in enriched and versioned copies.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from dataclasses import dataclass, field, replace
@@ -319,6 +320,16 @@ class Specialist:
         candidates = [getattr(scenario, "name", None), getattr(scenario, "suite", None),
                       *(getattr(scenario, "tags", None) or [])]
         return self.with_task(self.task_for(candidates))
+
+    def run_metadata(self, model: str | None) -> dict[str, Any]:
+        """What a run stores about the specialist beyond name and version: the file it came from
+        (base, versioned or enriched copy) and a hash of the exact system prompt it gave."""
+        try:
+            source = str(self.source.resolve().relative_to(Path.cwd().resolve()))
+        except ValueError:
+            source = str(self.source)
+        digest = hashlib.sha256(self.system_prompt(model).encode("utf-8")).hexdigest()
+        return {"specialistSource": source, "specialistTask": self.task, "specialistPromptSha256": digest}
 
     def agent_and_model(self, agent: str | None, model: str | None) -> tuple[str, str | None]:
         """The agent and model for a run: the ones given, else the first preferred model's.

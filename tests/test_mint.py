@@ -273,3 +273,17 @@ def test_repeats_with_different_config_hashes_are_flagged():
     notes = snapshot["benchmarks"]["comparison"]["notes"]
     assert any(n.startswith("baseline runs of py-bugs/s1 L1 (m1) have 2 different config hashes") for n in notes)
     assert not any(n.startswith("specialist runs") for n in notes)
+
+
+def test_specialist_runs_with_different_system_prompts_are_flagged():
+    runs = _paired_runs()
+    for r in runs:
+        if r.specialist_enabled:
+            r.metadata["specialistPromptSha256"] = "p1" if r.metadata["iteration"] < 2 else "p2"
+            r.metadata["specialistSource"] = "templates/py-fixer.json5"
+    snapshot, _ = build_snapshot(_specialist(), BatchRecord("batch_x"), runs)
+    notes = snapshot["benchmarks"]["comparison"]["notes"]
+    assert any("used 2 different system prompts" in n for n in notes)
+    spec_run = next(r for r in snapshot["benchmarks"]["runs"] if r["specialist_enabled"])
+    assert spec_run["system_prompt_sha256"] in ("p1", "p2")
+    assert spec_run["specialist_source"] == "templates/py-fixer.json5"

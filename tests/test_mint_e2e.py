@@ -179,6 +179,8 @@ def test_specialist_documentation_improves_the_mocked_model_and_the_snapshot_pro
     runs = snap["benchmarks"]["runs"]
     assert all(r["specialist_name"] == "@zebench/python-bugfixer" for r in runs if r["specialist_enabled"])
     assert all(r["is_successful"] for r in runs if r["specialist_enabled"])
+    assert all(r["specialist_source"].endswith("enriched/1.0.0/enriched-001.json5") for r in runs if r["specialist_enabled"])
+    assert all(r["system_prompt_sha256"] for r in runs if r["specialist_enabled"])
     assert not any(r["is_successful"] for r in runs if not r["specialist_enabled"])
     assert snap["snapshot_metadata"]["batch_id"] == "proof"
     assert snap["snapshot_metadata"]["template_source"].endswith("enriched-001.json5")

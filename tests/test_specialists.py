@@ -246,3 +246,12 @@ def test_for_scenario_binds_the_task_by_name_then_suite_then_tag(tmp_path):
     assert "BUGFIX PROMPT" in sp.for_scenario(scenario).system_prompt("claude-sonnet-4-5")
     other = SimpleNamespace(name="x", suite="node-features", tags=["node"])
     assert sp.for_scenario(other).task is None
+
+
+def test_run_metadata_names_the_source_and_hashes_the_exact_prompt(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    sp = load_specialist(_write(tmp_path / "py-fixer.json5", _template())).with_task("py-bugs")
+    meta = sp.run_metadata("gpt-4o")
+    assert meta["specialistSource"] == "py-fixer.json5" and meta["specialistTask"] == "py-bugs"
+    assert meta["specialistPromptSha256"] == sp.run_metadata("gpt-4o")["specialistPromptSha256"]
+    assert meta["specialistPromptSha256"] != sp.run_metadata("claude-sonnet-4-5")["specialistPromptSha256"]

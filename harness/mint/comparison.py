@@ -167,17 +167,28 @@ def compare(baseline: Sequence[RunRecord], specialist: Sequence[RunRecord]) -> C
 
 
 def _config_hash_notes(runs: Sequence[RunRecord], side: str) -> list[str]:
-    """Repeats of one cell should share a config hash; different hashes mean the scenario, prompt,
-    tools or harness changed between them, so they are not strictly comparable."""
+    """Repeats of one cell should share a config hash and a system prompt; a difference means the
+    scenario, prompt, tools, harness or specialist text changed between them."""
     hashes: dict[tuple[str, ...], set[str]] = defaultdict(set)
     for r in runs:
         if r.config_hash:
             hashes[(r.suite, r.scenario, r.tier, model_key(r))].add(r.config_hash)
-    return [
+    notes = [
         f"{side} runs of {suite}/{scenario} {tier} ({model}) have {len(h)} different config hashes: "
         "the scenario, prompt, tools or harness changed between them"
         for (suite, scenario, tier, model), h in sorted(hashes.items()) if len(h) > 1
     ]
+    prompts: dict[tuple[str, ...], set[str]] = defaultdict(set)
+    for r in runs:
+        digest = r.metadata.get("specialistPromptSha256")
+        if digest:
+            prompts[(r.suite, r.scenario, r.tier, model_key(r))].add(digest)
+    notes.extend(
+        f"{side} runs of {suite}/{scenario} {tier} ({model}) used {len(p)} different system prompts "
+        "(e.g. before and after enrichment)"
+        for (suite, scenario, tier, model), p in sorted(prompts.items()) if len(p) > 1
+    )
+    return notes
 
 
 def comparison_section(baseline: Sequence[RunRecord], specialist: Sequence[RunRecord]) -> dict[str, Any]:

@@ -93,6 +93,8 @@ def snapshot_run(run: RunRecord) -> dict[str, Any]:
         "specialist_name": run.specialist_name,
         "specialist_version": run.specialist_version,
         "config_hash": run.config_hash,
+        "specialist_source": run.metadata.get("specialistSource"),
+        "system_prompt_sha256": run.metadata.get("specialistPromptSha256"),
         "started_at": run.started_at,
         "completed_at": run.completed_at,
         "evaluations": evaluations,
