@@ -176,6 +176,37 @@ def test_spooled_run_refused_for_good_moves_to_rejected_and_delivery_continues(t
     assert kept["body"]["runId"] == bad["runId"] and "totalScore" in kept["error"]
 
 
+@respx.mock
+def test_a_request_the_worker_keeps_failing_does_not_block_the_others(tmp_path):
+    spool = Spool(str(tmp_path / "spool"))
+    stuck, ok1, ok2 = run(), run(), run()
+    for r in (stuck, ok1, ok2):
+        spool.add("run", r.to_wire(), "test")
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if json.loads(request.content)["runId"] == stuck.run_id:
+            return httpx.Response(500, json={"error": "storage error", "details": "too big"})
+        return httpx.Response(201, json={"success": True, "duplicate": False})
+
+    respx.post(f"{URL}/api/results").mock(side_effect=answer)
+    client = WorkerClient(HttpTransport(URL, KEY, retries=0), spool)
+    report = client.sync()
+    assert (report.delivered, report.failed, report.remaining) == (2, 1, 1)
+    assert "500" in report.error
+    assert [e.key for e in spool.pending()] == [stuck.run_id]
+
+
+@respx.mock
+def test_delivery_stops_after_three_failures_in_a_row(tmp_path):
+    spool = Spool(str(tmp_path / "spool"))
+    for _ in range(5):
+        spool.add("run", run().to_wire(), "test")
+    route = respx.post(f"{URL}/api/results").mock(return_value=httpx.Response(403, json={"error": "invalid API key"}))
+    report = WorkerClient(HttpTransport(URL, "wrong", retries=0), spool).sync()
+    assert route.call_count == 3 and report.failed == 3 and report.remaining == 5
+    assert "403" in report.error
+
+
 def test_unreadable_spool_file_is_set_aside_not_deleted(tmp_path):
     spool = Spool(str(tmp_path / "spool"))
     os.makedirs(spool.pending_dir)

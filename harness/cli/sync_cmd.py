@@ -42,12 +42,13 @@ def sync(worker_url: str | None, api_key: str | None, db_path: str | None, spool
     if as_json:
         click.echo(json.dumps({
             "target": target, "delivered": report.delivered, "duplicates": report.duplicates,
-            "rejected": report.rejected, "remaining": report.remaining, "error": report.error,
+            "rejected": report.rejected, "failed": report.failed, "remaining": report.remaining,
+            "error": report.error,
             "rejectedTotal": rejected_total,
         }))
     else:
         click.echo(f"{target}: delivered {report.delivered}, already stored {report.duplicates}, "
-                   f"rejected {report.rejected}, still pending {report.remaining}")
+                   f"rejected {report.rejected}, failed {report.failed}, still pending {report.remaining}")
         if report.remaining:
             click.echo(f"still pending in {pending_dir}: {report.error or 'not delivered'}", err=True)
         if report.rejected:

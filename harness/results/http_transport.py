@@ -49,22 +49,25 @@ class HttpTransport:
     def request(self, method: str, path: str, *, query: dict[str, Any] | None = None,
                 body: Any = None) -> TransportResponse:
         last_error = ""
+        last_status: int | None = None
         for attempt in range(self.retries + 1):
             try:
                 resp = self._client.request(method, path, params=query or None, json=body)
             except httpx.TransportError as exc:  # connect/read errors and timeouts
                 last_error = f"{type(exc).__name__}: {exc}"
+                last_status = None
                 retry_after = None
             else:
                 if resp.status_code not in RETRY_STATUSES:
                     return TransportResponse(resp.status_code, decode_body(resp.content),
                                              {k.lower(): v for k, v in resp.headers.items()})
-                last_error = f"HTTP {resp.status_code}"
+                last_error = f"HTTP {resp.status_code} {decode_body(resp.content)}"[:300]
+                last_status = resp.status_code
                 retry_after = _retry_after(resp.headers.get("retry-after"))
             if attempt < self.retries:
                 self._sleep(self._delay(attempt, retry_after))
         raise TransportUnavailable(f"{self.base_url}{path}: {last_error} "
-                                   f"(after {self.retries + 1} attempts)")
+                                   f"(after {self.retries + 1} attempts)", status=last_status)
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:

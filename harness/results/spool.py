@@ -20,6 +20,12 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Literal
 
 Kind = Literal["run", "batch"]
+#: What sending one spooled request did. "failed": the worker answered but could not take it
+#: now (kept pending); "unavailable": the worker cannot be reached (delivery stops).
+DeliveryOutcome = Literal["stored", "duplicate", "rejected", "failed", "unavailable"]
+
+# Consecutive "failed" answers after which a delivery pass gives up (the worker is unwell).
+MAX_CONSECUTIVE_FAILURES = 3
 
 _counter = itertools.count()
 
@@ -43,6 +49,7 @@ class SyncReport:
     delivered: int = 0
     duplicates: int = 0
     rejected: int = 0
+    failed: int = 0  # answered with an error this time; still pending
     remaining: int = 0
     error: str | None = None  # why delivery stopped early (worker unreachable), if it did
     skipped_locked: bool = False  # another process was delivering
@@ -100,9 +107,10 @@ class Spool:
         path = self.add(kind, body, error)
         return self._move_to_rejected(path, error)
 
-    def deliver(self, send: Callable[[SpoolEntry], Literal["stored", "duplicate", "rejected", "unavailable"]],
+    def deliver(self, send: Callable[[SpoolEntry], DeliveryOutcome],
                 *, wait_for_lock: bool = True) -> SyncReport:
-        """Send pending entries in order with ``send``; stop at the first "unavailable".
+        """Send pending entries in order with ``send``; stop at the first "unavailable" or
+        after :data:`MAX_CONSECUTIVE_FAILURES` "failed" in a row.
 
         Only one process delivers at a time (a lock file); with ``wait_for_lock=False`` a
         busy spool is skipped instead of waited for.
@@ -115,11 +123,20 @@ class Spool:
                 report.skipped_locked = True
                 report.remaining = self.count()
                 return report
+            failures_in_a_row = 0
             for entry in self.pending():
                 outcome = send(entry)
                 if outcome == "unavailable":
                     report.error = "worker unavailable"
                     break
+                if outcome == "failed":
+                    report.failed += 1
+                    failures_in_a_row += 1
+                    report.error = "worker failed to store"
+                    if failures_in_a_row >= MAX_CONSECUTIVE_FAILURES:
+                        break
+                    continue
+                failures_in_a_row = 0
                 if outcome == "rejected":
                     report.rejected += 1
                     continue  # send() moved it to rejected/

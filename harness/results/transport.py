@@ -12,7 +12,15 @@ from typing import Any, Protocol
 
 
 class TransportUnavailable(ConnectionError):
-    """The worker could not be reached (after retries); the request may be spooled."""
+    """The worker could not take the request (after retries); the request may be spooled.
+
+    ``status`` is the last HTTP status when the worker answered (429/5xx), None when it
+    could not be reached at all.
+    """
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from harness.results.client import PostOutcome, ResultsClient, ResultsError
 from harness.results.records import BatchRecord, RunRecord
-from harness.results.spool import Spool, SpoolEntry, SyncReport
+from harness.results.spool import DeliveryOutcome, Spool, SpoolEntry, SyncReport
 from harness.results.transport import Transport, TransportResponse, TransportUnavailable
 
 log = logging.getLogger(__name__)
@@ -80,17 +80,19 @@ class WorkerClient(ResultsClient):
             report.error = self._delivery_error
         return report
 
-    def _send_spooled(self, entry: SpoolEntry) -> Literal["stored", "duplicate", "rejected", "unavailable"]:
+    def _send_spooled(self, entry: SpoolEntry) -> DeliveryOutcome:
         path = "/api/results" if entry.kind == "run" else "/api/results/batch"
         try:
             resp = self.transport.request("POST", path, body=entry.body)
         except TransportUnavailable as exc:
             self._delivery_error = str(exc)
-            return "unavailable"
+            # Unreachable: stop. Reachable but failing on this request: keep it pending and
+            # try the next, so one request that keeps failing cannot hold up the others.
+            return "unavailable" if exc.status is None else "failed"
         outcome = _classify(resp)
         if outcome == "retry":
             self._delivery_error = f"HTTP {resp.status} {resp.error_text()}"
-            return "unavailable"
+            return "failed"
         if outcome == "rejected":
             assert self.spool is not None
             self.spool.move_to_rejected(entry, f"HTTP {resp.status} {resp.error_text()}")
