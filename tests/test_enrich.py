@@ -221,3 +221,14 @@ def test_parse_enrichment_rejects_wrong_shapes():
 def test_html_to_text_keeps_text_and_code_layout():
     text = html_to_text("<h1>T</h1><p>a &amp; b</p><pre>def f():\n    return 1</pre><ul><li>x</li></ul>")
     assert "a & b" in text and "def f():\n    return 1" in text and "- x" in text and "<" not in text
+
+
+@respx.mock
+def test_remote_document_is_cut_at_the_size_cap():
+    from harness.mint.documents import fetch_document
+
+    respx.get(DOC_URL).mock(return_value=httpx.Response(200, headers={"content-type": "text/plain"},
+                                                        content=b"x" * 10_000))
+    with httpx.Client() as client:
+        doc = fetch_document({"url": DOC_URL}, Path("."), client, max_bytes=1000)
+    assert doc.truncated and len(doc.text) == 1000
