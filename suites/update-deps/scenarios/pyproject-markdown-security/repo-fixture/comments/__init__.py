@@ -1,0 +1,3 @@
+from comments.render import render_comment
+
+__all__ = ["render_comment"]
