@@ -744,3 +744,25 @@ def test_run_post_schema_agrees_with_validation(api):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(bad, schema)
         assert api.call("POST", "/api/results", bad).status == 400
+
+
+@pytest.mark.integration
+def test_harness_client_round_trip_on_workerd(workerd_api, tmp_path):
+    from harness.results import BatchRecord, EvaluationRecord, RunRecord, Telemetry, open_client
+
+    batch_id = uid("batch")
+    run = RunRecord(uid(), "py-bugs", "slugify", "L1", "oracle", batch_id=batch_id, model="m",
+                    total_score=1.0, is_successful=True, config_hash="c",
+                    evaluations=[EvaluationRecord("validation", 1.0, details="ok")],
+                    telemetry=Telemetry(tokens_in=3, latencies_ms=[1.0]),
+                    transcript=[{"role": "user", "content": "go"}])
+    url = str(workerd_api.client.base_url).rstrip("/")
+    with open_client(worker_url=url, api_key=KEY, spool_dir=str(tmp_path / "spool")) as client:
+        assert client.post_run(run) == "stored"
+        assert client.post_run(run) == "duplicate"
+        client.post_batch(BatchRecord(batch_id, completed_at=7))
+        assert client.get_run(run.run_id) == RunRecord(**{**run.__dict__, "transcript": None})
+        assert client.get_transcript(run.run_id) == run.transcript
+        batch = client.get_batch(batch_id)
+        assert (batch.total_runs, batch.completed_at, batch.avg_score) == (1, 7, 1.0)
+        assert [r.run_id for r in client.list_runs(batch_id=batch_id)] == [run.run_id]
