@@ -197,6 +197,14 @@ def test_a_request_the_worker_keeps_failing_does_not_block_the_others(tmp_path):
 
 
 @respx.mock
+def test_a_url_that_is_not_a_worker_spools_instead_of_rejecting(tmp_path):
+    respx.post(f"{URL}/api/results").mock(return_value=httpx.Response(404, text="no such page"))
+    client = WorkerClient(HttpTransport(URL, KEY, retries=0), Spool(str(tmp_path / "spool")))
+    assert client.post_run(run()) == "spooled"
+    assert client.spool.count() == 1 and client.spool.rejected_count() == 0
+
+
+@respx.mock
 def test_delivery_stops_after_three_failures_in_a_row(tmp_path):
     spool = Spool(str(tmp_path / "spool"))
     for _ in range(5):

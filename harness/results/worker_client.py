@@ -22,8 +22,9 @@ _FILTER_ALIASES = {
 _PAGE_MAX = 500
 
 # Statuses after which a request is kept for a later retry rather than rejected for good:
-# a wrong or missing key is fixed by configuration, not by changing the run.
-_SPOOL_STATUSES = frozenset({401, 403, 408, 429})
+# a wrong key (401/403) or a URL that is not a worker (404/405) is fixed by configuration,
+# not by changing the run.
+_SPOOL_STATUSES = frozenset({401, 403, 404, 405, 408, 429})
 
 
 class WorkerClient(ResultsClient):
