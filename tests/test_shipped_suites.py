@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from harness.cli.bench import main
+from harness.process import run_command
 from harness.results import open_client
 from harness.scenarios import discover_suites, load_scenario
 
@@ -140,3 +142,13 @@ def test_shipped_heuristics_use_every_kind_including_negated_patterns_with_exclu
         negated_with_exclude += sum(1 for p in checks.get("patterns") or [] if p.get("negate") and p.get("exclude"))
     assert kinds == {"commands", "files", "patterns", "structured"}
     assert negated_with_exclude >= 1
+
+
+def test_scenario_commands_run_the_harness_interpreter_without_an_activated_venv(tmp_path, monkeypatch):
+    """Validation commands say `python3 -m pytest`; on a fresh machine the system python3 has no
+    pytest, so the harness's own interpreter must come first on PATH even when `bench` was
+    started as .venv/bin/bench without activating the virtualenv."""
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    result = run_command("python3 -c 'import sys; print(sys.prefix)'", tmp_path, timeout_s=30)
+    assert result.ok, result.combined_output()
+    assert result.stdout.strip() == sys.prefix
