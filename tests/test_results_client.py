@@ -222,3 +222,17 @@ def test_client_uses_the_dev_key_for_a_loopback_worker_dev_without_a_key(tmp_pat
         srv.shutdown()
         srv.server_close()
         worker.close()
+
+
+def test_unusable_database_path_is_a_clear_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(ResultsError, match="cannot open the results database"):
+        open_client(db_path=str(blocker / "bench.db"), spool_dir=str(tmp_path / "s"))
+
+
+def test_corrupt_database_file_is_a_clear_error(tmp_path):
+    bad = tmp_path / "bench.db"
+    bad.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(ResultsError, match=str(bad)):
+        open_client(db_path=str(bad), spool_dir=str(tmp_path / "s"))

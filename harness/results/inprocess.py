@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import sqlite3
 from typing import Any
 from urllib.parse import urlencode
 
+from harness.results.client import ResultsError
 from harness.results.transport import TransportResponse, decode_body
 from worker.config import WorkerConfig
 from worker.local import LocalWorker
@@ -25,7 +27,10 @@ class InProcessTransport:
         self.db_path = db_path
         # A key private to this process: writes are authenticated exactly as over HTTP.
         self._key = secrets.token_urlsafe(24)
-        self._worker = LocalWorker(db_path, WorkerConfig(api_key=self._key))
+        try:
+            self._worker = LocalWorker(db_path, WorkerConfig(api_key=self._key))
+        except (sqlite3.Error, OSError) as exc:
+            raise ResultsError(f"cannot open the results database {db_path}: {exc}") from exc
         self.description = f"in-process worker on {os.path.relpath(db_path) if not os.path.isabs(db_path) else db_path}"
 
     def request(self, method: str, path: str, *, query: dict[str, Any] | None = None,
