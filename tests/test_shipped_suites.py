@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from harness.cli.bench import main
 from harness.process import run_command
 from harness.results import open_client
-from harness.scenarios import discover_suites, load_scenario
+from harness.scenarios import discover_suites, load_scenario, resolve_prompt
 
 SUITES_DIR = Path(__file__).resolve().parent.parent / "suites"
 SCENARIOS = [(suite.name, name) for suite in discover_suites(SUITES_DIR) for name in suite.scenarios]
@@ -109,9 +109,9 @@ def test_shipped_scenario_has_the_promised_parts(suite, name):
     assert scenario.description.strip() and scenario.title
     assert scenario.solution_dir is not None and any(scenario.solution_dir.rglob("*"))
     assert "test" in scenario.validation_commands
-    prompts = scenario.suite_path / "prompts" / name
-    for tier in ("L0-minimal", "L1-basic", "L2-directed"):
-        assert (prompts / f"{tier}.md").read_text().strip(), tier
+    for tier, label in (("L0", "L0-minimal"), ("L1", "L1-basic"), ("L2", "L2-directed")):
+        prompt = resolve_prompt(scenario, tier)
+        assert prompt.label == label and prompt.text.strip()
     assert scenario.llm_judge.enabled
     weights = [weight for _, weight, _ in scenario.llm_judge.categories]
     assert len(weights) >= 3 and sum(weights) == pytest.approx(100)
