@@ -424,3 +424,15 @@ def test_a_corrupt_cache_entry_is_a_miss(make, tmp_path):
         entry.write_text("{not json")
     assert provider.chat(request()).cached is False
     assert route.call_count == 2
+
+
+@respx.mock
+def test_anthropic_prompt_caching_marks_the_prefix_unless_turned_off(make):
+    route = respx.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, json=anthropic_body([{"type": "text", "text": "x"}])))
+    provider = make("anthropic")
+    provider.chat(request(system="sys"))
+    sent = json.loads(route.calls.last.request.content)
+    assert sent["system"][0]["cache_control"] == {"type": "ephemeral"}
+    assert sent["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    provider.chat(request(system="sys", prompt_cache=False))
+    assert "cache_control" not in route.calls.last.request.content.decode()

@@ -55,11 +55,11 @@ class AnthropicProvider(Provider):
         params: dict[str, Any] = {
             "model": request.model,
             "max_tokens": request.max_tokens,
-            "messages": _messages(request.messages, self.prompt_caching),
+            "messages": _messages(request.messages, self.prompt_caching and request.prompt_cache),
         }
         if request.system:
             block: dict[str, Any] = {"type": "text", "text": request.system}
-            if self.prompt_caching:
+            if self.prompt_caching and request.prompt_cache:
                 block["cache_control"] = {"type": "ephemeral"}
             params["system"] = [block]
         if request.tools:
