@@ -46,8 +46,12 @@ def test_iter_all_every_size(size):
 def test_iter_all_stops_when_the_server_runs_dry():
     # The server reports a stale total larger than what it actually has.
     data = list(range(150))
+    calls = []
 
     def fetch(offset, limit):
+        calls.append(offset)
         return data[offset : offset + limit], 1000
 
     assert list(iter_all(fetch, per_page=100)) == data
+    # The short second page ends the walk; no requests for the empty pages up to 1000.
+    assert calls == [0, 100]
