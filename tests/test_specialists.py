@@ -255,3 +255,12 @@ def test_run_metadata_names_the_source_and_hashes_the_exact_prompt(tmp_path, mon
     assert meta["specialistSource"] == "py-fixer.json5" and meta["specialistTask"] == "py-bugs"
     assert meta["specialistPromptSha256"] == sp.run_metadata("gpt-4o")["specialistPromptSha256"]
     assert meta["specialistPromptSha256"] != sp.run_metadata("claude-sonnet-4-5")["specialistPromptSha256"]
+
+
+def test_resolution_without_a_base_file_uses_the_highest_versioned_copy(tmp_path):
+    _write(tmp_path / "py-fixer" / "1.0.0" / "py-fixer.json5", _template())
+    newer = _write(tmp_path / "py-fixer" / "1.10.0" / "py-fixer.json5", _template(version="1.10.0"))
+    _write(tmp_path / "py-fixer" / "1.9.0" / "py-fixer.json5", _template(version="1.9.0"))
+    resolved = resolve_template(tmp_path / "py-fixer.json5")
+    assert resolved.path == newer and resolved.kind == "versioned"
+    assert resolve_template("py-fixer", tmp_path).path == newer
