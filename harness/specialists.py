@@ -186,11 +186,10 @@ def resolve_template(ref: str | os.PathLike[str], templates_dir: Path | None = N
     stem = _unscoped(ref_s)
     candidate = tdir / f"{stem}.json5"
     if candidate.is_file() or (tdir / stem).is_dir():
-        try:
-            resolved = resolve_path(candidate)
-        except TemplateError:
-            resolved = None
-        if resolved is not None and _name_matches(resolved.path, ref_s):
+        # By convention <dir>/<name>.json5 is the template for a bare name; a scoped name must
+        # also match the file's own name field. Errors here (bad JSON5) name the file.
+        resolved = resolve_path(candidate)
+        if not ref_s.startswith("@") or _name_matches(resolved.path, ref_s):
             return resolved
     # The file may be named differently from the template's own name: look inside.
     for path in sorted(tdir.glob("*.json5")) if tdir.is_dir() else []:

@@ -264,3 +264,9 @@ def test_resolution_without_a_base_file_uses_the_highest_versioned_copy(tmp_path
     resolved = resolve_template(tmp_path / "py-fixer.json5")
     assert resolved.path == newer and resolved.kind == "versioned"
     assert resolve_template("py-fixer", tmp_path).path == newer
+
+
+def test_bare_name_of_a_broken_file_reports_the_parse_error(tmp_path):
+    (tmp_path / "py-fixer.json5").write_text("{ name: ", encoding="utf-8")
+    with pytest.raises(TemplateError, match="py-fixer.json5: not valid JSON5"):
+        load_specialist("py-fixer", tmp_path)
