@@ -70,6 +70,36 @@ def generate(base_url: str, max_tokens: int) -> dict:
     return data
 
 
+def agent_turn(base_url: str) -> dict:
+    """The first turn of a `local` agent run on a shipped scenario: system prompt, tools, task."""
+    from harness.agents.local import LOCAL_SYSTEM_PROMPT, MAX_TOKENS_PER_CALL
+    from harness.scenarios import load_scenario, resolve_prompt
+    from harness.tools import Toolset
+
+    scenario = load_scenario("py-bugs", "pagination-off-by-one", ROOT / "suites")
+    task = resolve_prompt(scenario, "L1").text
+    tools = [  # the schemas the tool loop offers in a scenario without ask_user/fetch_url
+        {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+        for t in Toolset(ROOT).specs
+    ]
+    body = {
+        "model": "smollm2-135m-instruct",
+        "messages": [{"role": "system", "content": LOCAL_SYSTEM_PROMPT}, {"role": "user", "content": task}],
+        "tools": tools,
+        "max_tokens": MAX_TOKENS_PER_CALL,
+        "temperature": 0,
+        "cache_prompt": False,
+    }
+    request = urllib.request.Request(
+        f"{base_url}/chat/completions", data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
+    start = time.monotonic()
+    with urllib.request.urlopen(request, timeout=300) as response:
+        data = json.loads(response.read())
+    data["_wall_s"] = time.monotonic() - start
+    return data
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--install", action="store_true", help="also time a fresh install of both wheels")
@@ -99,6 +129,7 @@ def main() -> int:
 
     with LocalModelServer(ServerConfig(threads=args.threads)) as server:
         runs = [generate(server.base_url, args.max_tokens) for _ in range(args.generations)]
+        turns = [agent_turn(server.base_url) for _ in range(args.generations)]
         figures["peak_rss_mb"] = round(peak_rss_mb(server.pid) or 0.0, 0) or None
     timings = [r["timings"] for r in runs]
     figures["prompt_tokens"] = runs[0]["usage"]["prompt_tokens"]
@@ -106,6 +137,11 @@ def main() -> int:
     figures["prompt_tokens_per_s"] = round(statistics.median(t["prompt_per_second"] for t in timings), 1)
     figures["decode_tokens_per_s"] = round(statistics.median(t["predicted_per_second"] for t in timings), 1)
     figures["request_wall_s"] = round(statistics.median(r["_wall_s"] for r in runs), 2)
+    figures["agent_turn_prompt_tokens"] = turns[0]["usage"]["prompt_tokens"]
+    figures["agent_turn_s"] = round(statistics.median(t["_wall_s"] for t in turns), 2)
+    figures["agent_turn_prompt_tokens_per_s"] = round(statistics.median(t["timings"]["prompt_per_second"] for t in turns), 1)
+    figures["agent_turn_tool_calls"] = sum(1 for t in turns if t["choices"][0]["message"].get("tool_calls"))
+    figures["agent_turns"] = len(turns)
     figures["load_average_1m_after"] = round(os.getloadavg()[0], 2)
 
     if args.json:
