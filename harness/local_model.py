@@ -16,6 +16,9 @@ tools in SmolLM2's function-calling format (a JSON list inside ``<tools></tools>
 system message, calls as ``<tool_call>[{"name": ..., "arguments": {...}}]</tool_call>``)
 with one example exchange; llama.cpp's template analyser learns the call syntax from how the
 template renders assistant tool calls, so the server returns real OpenAI ``tool_calls``.
+Tool results are rendered as plain ``tool`` turns: wrapped in ``<tool_response>`` tags inside
+a user turn (tried first), the model answered the next turn by imitating the tags and then
+repeating one phrase up to the token cap; as ``tool`` turns it keeps making tool calls.
 """
 
 from __future__ import annotations
@@ -75,10 +78,8 @@ Fix the bug in the code.<|im_end|>
 <|im_start|>assistant
 {% if message.content %}{{ message.content }}{% endif %}<tool_call>[{% for tc in message.tool_calls %}{% if not loop.first %}, {% endif %}{"name": "{{ tc.function.name }}", "arguments": {{ tc.function.arguments | tojson }}}{% endfor %}]</tool_call><|im_end|>
 {% elif message.role == 'tool' -%}
-<|im_start|>user
-<tool_response>
-{{ message.content }}
-</tool_response><|im_end|>
+<|im_start|>tool
+{{ message.content }}<|im_end|>
 {% else -%}
 <|im_start|>{{ message.role }}
 {{ message.content }}<|im_end|>
@@ -137,6 +138,7 @@ class ServerConfig:
     threads: int | None = None
     start_timeout_s: float = DEFAULT_START_TIMEOUT_S
     log_path: Path | None = None  # default: a file in the system temp directory
+    chat_template_file: Path | None = None  # a Jinja chat template replacing TOOL_CHAT_TEMPLATE
 
 
 class LocalModelServer:
@@ -195,6 +197,8 @@ class LocalModelServer:
             "--threads",
             str(self.config.threads or default_threads()),
         ]
+        if self.config.chat_template_file is not None:
+            command += ["--chat-template-file", str(self.config.chat_template_file)]
         self._proc = subprocess.Popen(
             command,
             stdin=subprocess.PIPE,
@@ -329,7 +333,7 @@ def stop_shared_server() -> None:
 # ---- the child process -------------------------------------------------------------------
 
 
-def _serve(model: str, n_ctx: int, threads: int) -> int:
+def _serve(model: str, n_ctx: int, threads: int, chat_template: str = TOOL_CHAT_TEMPLATE) -> int:
     import xllamacpp
 
     params = xllamacpp.CommonParams()
@@ -346,7 +350,7 @@ def _serve(model: str, n_ctx: int, threads: int) -> int:
     params.port = 0  # a free port, chosen by the OS
     params.hostnames = ["127.0.0.1"]
     params.use_jinja = True
-    params.chat_template = TOOL_CHAT_TEMPLATE
+    params.chat_template = chat_template
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
@@ -376,8 +380,10 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--model", required=True)
     serve.add_argument("--ctx", type=int, default=DEFAULT_CONTEXT)
     serve.add_argument("--threads", type=int, default=default_threads())
+    serve.add_argument("--chat-template-file", help="a Jinja chat template to use instead of the built-in one")
     args = parser.parse_args(argv)
-    return _serve(args.model, args.ctx, args.threads)
+    template = Path(args.chat_template_file).read_text() if args.chat_template_file else TOOL_CHAT_TEMPLATE
+    return _serve(args.model, args.ctx, args.threads, template)
 
 
 if __name__ == "__main__":

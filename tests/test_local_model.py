@@ -101,7 +101,7 @@ def test_template_renders_tools_and_earlier_tool_calls_in_smollm2_format():
         })["prompt"]
     assert "<tools>[" in rendered and '"name": "read_file"' in rendered
     assert '<tool_call>[{"name": "read_file", "arguments": {"path": "a.py"}}]</tool_call>' in rendered
-    assert "<tool_response>\nprint('hi')\n</tool_response>" in rendered
+    assert "<|im_start|>tool\nprint('hi')<|im_end|>" in rendered
     assert rendered.endswith("<|im_start|>assistant\n")
 
 
