@@ -121,7 +121,14 @@ def default_threads() -> int:
     core (validation commands, a parallel run) a thread count equal to the core count
     collapses throughput (measured here: 2 threads on 2 busy cores fell to ~1 token/s while
     1 thread kept ~10). Half the cores leaves room for the harness and the scenario's commands.
+    ``$ZE_BENCHMARKS_LOCAL_THREADS`` overrides it (e.g. all cores on an otherwise idle machine).
     """
+    override = os.environ.get("ZE_BENCHMARKS_LOCAL_THREADS", "").strip()
+    if override:
+        try:
+            return max(1, int(override))
+        except ValueError:
+            raise LocalModelError(f"ZE_BENCHMARKS_LOCAL_THREADS must be a whole number, not {override!r}") from None
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):

@@ -123,3 +123,16 @@ def test_shared_server_is_reused_and_stopped():
         time.sleep(0.05)
     else:
         pytest.fail("shared server process still running after stop_shared_server()")
+
+
+def test_thread_count_defaults_to_half_the_cpus_and_honours_the_override(monkeypatch):
+    monkeypatch.delenv("ZE_BENCHMARKS_LOCAL_THREADS", raising=False)
+    monkeypatch.setattr(local_model.os, "sched_getaffinity", lambda pid: set(range(8)))
+    assert local_model.default_threads() == 4
+    monkeypatch.setattr(local_model.os, "sched_getaffinity", lambda pid: {0, 1})
+    assert local_model.default_threads() == 1
+    monkeypatch.setenv("ZE_BENCHMARKS_LOCAL_THREADS", "2")
+    assert local_model.default_threads() == 2
+    monkeypatch.setenv("ZE_BENCHMARKS_LOCAL_THREADS", "many")
+    with pytest.raises(LocalModelError, match="ZE_BENCHMARKS_LOCAL_THREADS"):
+        local_model.default_threads()
