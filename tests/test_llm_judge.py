@@ -189,3 +189,49 @@ def test_provider_is_inferred_from_model_name():
     assert infer_provider("my-model", "openai-compatible") == "openai-compatible"
     with pytest.raises(ValueError, match="llm_judge.provider"):
         infer_provider("mystery-model")
+
+
+JUDGED_YAML = """\
+id: add-one
+timeout_minutes: 5
+validation:
+  commands:
+    test: "{pytest}"
+llm_judge:
+  enabled: true
+  model: claude-haiku-4-5
+  temperature: 0.2
+  max_tokens: 900
+  categories:
+    - "Correctness (75%): Score 1-5 on whether add_one adds one"
+    - "Code Quality (25%): Score 1-5 on a minimal change"
+"""
+
+
+@respx.mock
+def test_judged_run_stores_the_judge_score_and_its_tokens_apart_from_the_agent(tmp_path, monkeypatch):
+    from fake_results import MemoryResults
+    from scenario_builders import make_scenario
+
+    from harness.runner import RunOptions, run_batch
+    from harness.scenarios import load_scenario, resolve_prompt
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    make_scenario(tmp_path / "suites", yaml_text=JUDGED_YAML)
+    scenario = load_scenario("demo", "add-one", tmp_path / "suites")
+    route = respx.post(ANTHROPIC_URL).mock(return_value=_anthropic_reply(json.dumps({"scores": {
+        "correctness": {"score": 5, "reasoning": "x + 1 now"}, "code_quality": {"score": 3, "reasoning": "fine"}}})))
+    store = MemoryResults()
+    out = run_batch(scenario, resolve_prompt(scenario, "L1"), RunOptions(agent="oracle", workspaces_root=tmp_path / "ws"), store)
+
+    body = json.loads(route.calls[0].request.content)
+    assert (body["model"], body["temperature"], body["max_tokens"]) == ("claude-haiku-4-5", 0.2, 900)
+    prompt = body["messages"][0]["content"]
+    prompt = prompt if isinstance(prompt, str) else "".join(block["text"] for block in prompt)
+    assert "+    return x + 1" in prompt  # the oracle's change, as a diff
+    rec = store.runs[out.runs[0].record.run_id]
+    judge = next(e for e in rec.evaluations if e.evaluator_name == "llm_judge")
+    assert judge.score == pytest.approx(0.75 * 1.0 + 0.25 * 0.5)
+    assert (rec.telemetry.judge_tokens_in, rec.telemetry.judge_tokens_out) == (900, 120)
+    assert rec.telemetry.judge_cost_usd is not None and rec.telemetry.judge_cost_usd > 0
+    assert rec.telemetry.tokens_in == 0  # the oracle agent spent nothing; the judge's tokens are apart
