@@ -311,6 +311,7 @@ class LocalModelServer:
 
 _shared: LocalModelServer | None = None
 _shared_lock = threading.Lock()
+_atexit_registered = False
 
 
 def shared_server(config: ServerConfig | None = None) -> LocalModelServer:
@@ -318,11 +319,12 @@ def shared_server(config: ServerConfig | None = None) -> LocalModelServer:
 
     Runs of a batch reuse it, so the model loads once. ``config`` applies to the first start.
     """
-    global _shared
+    global _shared, _atexit_registered
     with _shared_lock:
         if _shared is None or not _shared.running():
-            if _shared is None:
+            if not _atexit_registered:
                 atexit.register(stop_shared_server)
+                _atexit_registered = True
             _shared = LocalModelServer(config)
             _shared.start()
         return _shared
