@@ -179,3 +179,14 @@ def test_parse_cli_output_accepts_single_json_result_object():
     parsed = parse_cli_output(text)
     assert parsed.result["result"] == "hi"
     assert parsed.tool_calls == 0
+
+
+def test_parse_cli_output_accepts_pretty_printed_json_and_arrays_of_messages():
+    result = {"type": "result", "subtype": "success", "num_turns": 2, "result": "done", "total_cost_usd": 0.01}
+    assert parse_cli_output(json.dumps(result, indent=2)).result["result"] == "done"
+    conversation = [
+        {"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "t", "name": "Bash", "input": {}}]}},
+        result,
+    ]
+    parsed = parse_cli_output(json.dumps(conversation))
+    assert parsed.tool_calls == 1 and parsed.result["num_turns"] == 2

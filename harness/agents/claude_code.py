@@ -106,6 +106,12 @@ def parse_cli_output(stdout: str) -> ClaudeCodeOutput:
             events.append(json.loads(line))
         except ValueError:
             out.unparsed_lines += 1
+    if not events and text[:1] in "{[":
+        try:  # one pretty-printed JSON document
+            events.append(json.loads(text))
+            out.unparsed_lines = 0
+        except ValueError:
+            pass
     if len(events) == 1 and isinstance(events[0], list):
         events = events[0]  # some versions print the whole conversation as one JSON array
     for event in events:
