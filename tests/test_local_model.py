@@ -50,10 +50,12 @@ def test_server_start_failure_reports_the_log_and_leaves_no_process(tmp_path):
     bogus.write_bytes(b"this is not a gguf file")
     if not HAVE_LOCAL:
         pytest.skip("local model wheels not installed")
-    server = LocalModelServer(ServerConfig(model_path=bogus, start_timeout_s=30))
+    log = tmp_path / "server.log"
+    server = LocalModelServer(ServerConfig(model_path=bogus, start_timeout_s=30, log_path=log))
     with pytest.raises(LocalModelError, match="exited during start-up|not healthy"):
         server.start()
     assert not server.running()
+    assert "not-a-model.gguf" in log.read_text()  # the log is kept for the person debugging
 
 
 @needs_local
