@@ -244,8 +244,9 @@ def evaluate_llm_judge(ctx: EvaluationContext, *, provider_factory: Any = None) 
     data: dict[str, Any] = {"provider": provider_name, "model": model, "temperature": config.temperature,
                             "max_tokens": config.max_tokens, "attempts": attempts}
     for attempt in range(2):
+        # One-shot calls: a prompt-cache write would cost more than it could save.
         request = ChatRequest(messages=list(messages), model=model, system=SYSTEM_PROMPT,
-                              max_tokens=config.max_tokens, temperature=config.temperature)
+                              max_tokens=config.max_tokens, temperature=config.temperature, prompt_cache=False)
         try:
             response = provider.chat(request, use_cache=ctx.use_cache)
         except ProviderError as exc:
