@@ -24,7 +24,7 @@ from click.testing import CliRunner
 
 REPO = Path(__file__).resolve().parents[1]
 ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"
-MODEL = "claude-sonnet-4-5"
+MODEL = "claude-sonnet-4-6"
 
 # What the model must find in its system prompt to know the fix, per scenario (found via the prompt).
 KNOWLEDGE = {

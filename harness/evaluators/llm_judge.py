@@ -32,7 +32,7 @@ NAME = "llm_judge"
 DEFAULT_MODELS = (
     ("anthropic", "claude-sonnet-4-6"),
     ("openai", "gpt-4.1"),
-    ("openrouter", "anthropic/claude-sonnet-4.5"),
+    ("openrouter", "anthropic/claude-sonnet-4.6"),
 )
 
 # Used when the scenario lists no categories: (slug, weight, description).
