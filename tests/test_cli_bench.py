@@ -174,3 +174,11 @@ def test_show_prints_a_stored_run_and_its_transcript(env):
     assert shown["runId"] == run_id and shown["transcript"][0]["content"] == "add_one(1) should be 2; fix calc.py."
     missing = bench("show", "run_missing")
     assert missing.exit_code == 1 and "run 'run_missing' not found" in missing.stderr
+
+
+def test_run_options_may_come_before_the_suite_and_scenario(env, monkeypatch):
+    monkeypatch.delenv("ZE_BENCHMARKS_SUITES_DIR")
+    result = bench("--suites-dir", str(env / "suites"), "--agent", "oracle", "--json", "demo", "add-one")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["runs"][0]["agent"] == "oracle" and data["runs"][0]["isSuccessful"] is True

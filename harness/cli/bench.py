@@ -28,7 +28,9 @@ class DefaultRunGroup(click.Group):
     """A group whose first argument, when it is not a subcommand, starts ``run``."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and not args[0].startswith("-") and args[0] not in self.commands:
+        # The group's own options are only --help and --version; anything else that is not a
+        # subcommand (a suite name, or a run option written first) belongs to ``run``.
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help", "--version"):
             args = ["run", *args]
         return super().parse_args(ctx, args)
 
