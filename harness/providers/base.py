@@ -39,6 +39,19 @@ class Provider:
         self._sdk: Any = None
 
     # -- for subclasses -------------------------------------------------------------------
+    def _sdk_client_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments every SDK client is built with: our key, our transport, no SDK retries."""
+        from harness.providers.http import make_sdk_http_client
+
+        kwargs: dict[str, Any] = {
+            "api_key": self.api_key,
+            "max_retries": 0,  # our RetryPolicy is the only retry policy
+            "http_client": make_sdk_http_client(transport_client=self._http_client),
+        }
+        if self.base_url:
+            kwargs["base_url"] = self.base_url
+        return kwargs
+
     def _send(self, request: ChatRequest) -> ChatResponse:
         """One attempt. Raise :class:`RetryableError` for transient failures."""
         raise NotImplementedError

@@ -38,15 +38,7 @@ class OpenAIProvider(Provider):
         if self._sdk is None:
             import openai
 
-            from harness.providers.http import make_sdk_http_client
-
-            kwargs: dict[str, Any] = {
-                "api_key": self.api_key,
-                "max_retries": 0,  # our RetryPolicy is the only retry policy
-                "http_client": make_sdk_http_client(transport_client=self._http_client),
-            }
-            if self.base_url:
-                kwargs["base_url"] = self.base_url
+            kwargs = self._sdk_client_kwargs()
             kwargs.update(self._extra_client_kwargs())
             self._sdk = openai.OpenAI(**kwargs)
         return self._sdk
