@@ -123,9 +123,18 @@ def parse_manifest_text(text: str, rel_path: str) -> list[DeclaredDependency]:
         raise ManifestError(f"{rel_path}: cannot parse: {exc}") from None
 
 
+# Folders whose manifests describe other people's packages kept beside the project
+# (vendored copies), not the project's own dependencies.
+VENDORED_DIRS = frozenset({"vendor", "third_party", "third-party"})
+
+
 def find_manifests(root: Path) -> list[str]:
-    """Relative paths of every manifest under ``root`` (skipping node_modules, .git, ...)."""
-    return [rel for rel in walk_files(root, SKIP_DIRS) if is_manifest(rel)]
+    """Relative paths of the project's manifests under ``root``.
+
+    Skips node_modules, .git, build output and vendored folders (``vendor/``,
+    ``third_party/``): a vendored package's own package.json is not the project's.
+    """
+    return [rel for rel in walk_files(root, SKIP_DIRS | VENDORED_DIRS) if is_manifest(rel)]
 
 
 def declared_dependencies(root: Path) -> tuple[list[DeclaredDependency], list[str]]:

@@ -356,3 +356,31 @@ def test_script_in_scenario_directory_wins_over_one_planted_in_the_workspace(tmp
 def test_javascript_named_groups_in_patterns_are_accepted(tmp_path):
     ctx = _ctx(tmp_path, 'heuristic_checks:\n  patterns:\n    - {name: p, file: calc.py, pattern: "return (?<var>x) \\\\+"}\n')
     assert evaluate_heuristic_checks(ctx).score == 1.0
+
+
+def test_structured_check_reads_toml_files(tmp_path):
+    ctx = _ctx(tmp_path, """\
+heuristic_checks:
+  enabled: true
+  structured:
+    - {name: floor_raised, file: pyproject.toml, json_path: "$.project.requires-python", equals: ">=3.11"}
+    - {name: has_scripts, file: pyproject.toml, json_path: "$.project.scripts.tool"}
+""", fixture={"pyproject.toml": '[project]\nname = "x"\nrequires-python = ">=3.8"\n'})
+    assert _checks(evaluate_heuristic_checks(ctx)) == {"floor_raised": False, "has_scripts": False}
+    (ctx.workspace / "pyproject.toml").write_text(
+        '[project]\nname = "x"\nrequires-python = ">=3.11"\n[project.scripts]\ntool = "x:main"\n')
+    assert _checks(evaluate_heuristic_checks(ctx)) == {"floor_raised": True, "has_scripts": True}
+
+
+def test_dependency_targets_ignore_vendored_package_manifests(tmp_path):
+    # A vendored package pins an old typescript for itself; the project's own manifest meets
+    # the target, and only the project's manifest counts.
+    fixture = dict(DEP_FIXTURE)
+    project = json.loads(DEP_FIXTURE["package.json"])
+    project["devDependencies"]["typescript"] = "^5.6.2"
+    fixture["package.json"] = json.dumps(project)
+    fixture["vendor/toolkit/package.json"] = json.dumps({"name": "toolkit", "devDependencies": {"typescript": "^4.9.0"}})
+    ctx = _ctx(tmp_path, DEPS_YAML, fixture=fixture)
+    result = evaluate_dependency_targets(ctx)
+    typescript = next(c for c in result.data["checks"] if c["kind"] == "target" and "typescript" in json.dumps(c))
+    assert typescript["passed"] is True, typescript

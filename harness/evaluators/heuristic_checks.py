@@ -23,6 +23,7 @@ import os
 import re
 import shlex
 import sys
+import tomllib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -124,6 +125,15 @@ def json_path_get(data: Any, path: str) -> Any:
     return current
 
 
+def _parse_structured(text: str, suffix: str) -> Any:
+    """JSON, YAML (.yaml/.yml) or TOML (.toml, e.g. pyproject.toml), by file extension."""
+    if suffix in (".yaml", ".yml"):
+        return yaml.safe_load(text)
+    if suffix == ".toml":
+        return tomllib.loads(text)
+    return json.loads(text)
+
+
 def _structured_check(check: dict[str, Any], ctx: EvaluationContext) -> tuple[bool, str]:
     file = ctx.workspace / check["file"]
     if not file.is_file():
@@ -131,8 +141,8 @@ def _structured_check(check: dict[str, Any], ctx: EvaluationContext) -> tuple[bo
     text = file.read_text("utf-8", errors="replace")
     if check.get("json_path"):
         try:
-            data = yaml.safe_load(text) if file.suffix in (".yaml", ".yml") else json.loads(text)
-        except (json.JSONDecodeError, yaml.YAMLError) as exc:
+            data = _parse_structured(text, file.suffix)
+        except (json.JSONDecodeError, yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
             return False, f"cannot parse {check['file']}: {str(exc).splitlines()[0]}"
         value = json_path_get(data, check["json_path"])
         present = value is not _MISSING and value is not None
