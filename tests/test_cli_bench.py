@@ -182,3 +182,19 @@ def test_run_options_may_come_before_the_suite_and_scenario(env, monkeypatch):
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["runs"][0]["agent"] == "oracle" and data["runs"][0]["isSuccessful"] is True
+
+
+@pytest.mark.parametrize("agent, env_var", [("anthropic", "ANTHROPIC_API_KEY"), ("openai", "OPENAI_API_KEY"),
+                                            ("openrouter", "OPENROUTER_API_KEY")])
+def test_missing_api_key_is_refused_before_any_run(env, monkeypatch, agent, env_var):
+    monkeypatch.delenv(env_var, raising=False)
+    _one_line_error(bench("demo", "add-one", "--agent", agent, "--iterations", "3"), env_var)
+    assert json.loads(bench("history", "--json").stdout) == []
+
+
+def test_openai_compatible_server_needs_no_key(env, monkeypatch):
+    from harness.agents import create_agent
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert create_agent("openai", base_url="http://127.0.0.1:9/v1").preflight() is None
+    assert "OPENAI_API_KEY" in create_agent("openai").preflight()

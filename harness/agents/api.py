@@ -58,6 +58,17 @@ class ApiAgent:
             return "openai-compatible"  # Ollama, vLLM, llama.cpp: no OpenAI key is sent there
         return self.name
 
+    def preflight(self) -> str | None:
+        """A problem that would fail every run before any model call (a missing key), or None."""
+        from harness.providers import CREDENTIAL_ENV, MissingCredentialsError, has_credentials
+
+        if self.options.get("provider") is not None or self.options.get("api_key"):
+            return None
+        name = self._provider_name(self.options.get("base_url"))
+        if has_credentials(name):
+            return None
+        return str(MissingCredentialsError(CREDENTIAL_ENV[name] or "", name))
+
     def run(self, ctx: AgentContext) -> AgentResult:
         from harness.agents.loop import LoopSettings, run_tool_loop
         from harness.providers import ProviderError, get_provider

@@ -72,3 +72,6 @@ class Agent(Protocol):
     model: str | None
 
     def run(self, ctx: AgentContext) -> AgentResult: ...
+
+    # Optional: ``preflight() -> str | None`` names a configuration problem (a missing API key)
+    # that would fail every run, so the CLI can refuse before starting any.

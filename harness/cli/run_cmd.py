@@ -117,6 +117,7 @@ def run(suite: str, scenario: str, tier: str, agent: str | None, model: str | No
     agent_options: dict[str, Any] = {}
     if base_url:
         agent_options["base_url"] = base_url
+    _preflight(agent_name, model, agent_options)
     options = RunOptions(
         agent=agent_name, model=model, iterations=iterations, parallel=parallel, batch_id=batch_id,
         skip_warmup=skip_warmup, keep_workspace=keep_workspace, workspaces_root=workspaces_dir,
@@ -125,6 +126,20 @@ def run(suite: str, scenario: str, tier: str, agent: str | None, model: str | No
     )
     execute(loaded, prompt, options, worker_url, db_path, as_json,
             mint=(mint_spec, mint_output) if mint_spec is not None else None, verbose=verbose)
+
+
+def _preflight(agent_name: str, model: str | None, agent_options: dict[str, Any]) -> None:
+    """Refuse (exit 2) an agent that cannot work at all, e.g. without its API key, before any run."""
+    from harness.agents import create_agent
+
+    try:
+        agent = create_agent(agent_name, model=model, **agent_options)
+    except ValueError as exc:
+        _fail(f"agent {agent_name}: {exc}")
+    check = getattr(agent, "preflight", None)
+    problem = check() if check is not None else None
+    if problem:
+        _fail(problem)
 
 
 def execute(scenario: Any, prompt: Any, options: Any, worker_url: str | None, db_path: str | None,
