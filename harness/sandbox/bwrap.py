@@ -1,0 +1,175 @@
+"""The ``bwrap`` backend: every command in a bubblewrap container of its own.
+
+What a command sees:
+
+- the system's runtime read-only: ``/usr`` (with ``/bin``, ``/lib``, ... as on the host) and
+  ``/etc`` (password hashes and SSH/TLS private keys masked);
+- the harness's interpreter and virtualenv read-only, at their own paths (so ``python3 -m
+  pytest`` is the harness's), and Node and its package managers wherever they are installed;
+- the workspace read-write at :data:`WORKSPACE` (the same path on every machine, so
+  transcripts and diffs read alike);
+- a private ``/tmp`` and ``$HOME`` (:data:`HOME`), size-capped tmpfs, gone with the command;
+- a fresh ``/proc`` in a new PID namespace: the command's processes only (PID 1 is
+  bubblewrap's reaper, whose environment is the command's clean one);
+- no network (a private network namespace with only its own loopback) unless the spec allows
+  it; no capabilities (``--cap-drop ALL``: root in the sandbox cannot mount or mknod).
+
+Nothing else: not ``suites/`` (solutions, hidden tests), not ``results/`` (the database,
+spool, cache, other workspaces), not the checkout or the user's home. The root is read-only,
+so a command writes only to the workspace and its private tmpfs. When the command's first
+process exits, the PID namespace ends and every process in it is killed; ``--die-with-parent``
+does the same if the harness dies. The options are passed on a pipe (``--args``), so the host
+paths of the mounts do not show in the sandbox's ``/proc/1/cmdline``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.sandbox.base import Sandbox, SandboxSpec, _passthrough_env, interpreter_bin
+
+WORKSPACE = "/workspace"
+HOME = "/home/sandbox"
+SYSTEM_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
+_TOP_LEVEL = ("/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
+_MASKED_FILES = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-")
+_MASKED_DIRS = ("/etc/ssh", "/etc/ssl/private")
+# Tools made visible wherever they are installed (nvm, pyenv, ~/.local all live under $HOME).
+RUNTIME_TOOLS = ("node", "npm", "npx", "pnpm", "yarn", "corepack", "git")
+_ARGS_PIPE_LIMIT = 60_000  # bytes; a pipe holds 64 KiB without a reader
+
+
+@dataclass(frozen=True)
+class RuntimeView:
+    """The read-only host paths commands need beyond /usr and /etc, and the PATH they get."""
+
+    mounts: tuple[str, ...]
+    path: tuple[str, ...]
+
+
+def _visible(path: str, roots: list[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+@functools.lru_cache(maxsize=1)
+def runtime_view() -> RuntimeView:
+    """What of the harness's own runtime is mounted into every sandbox (computed once)."""
+    roots = ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc"]
+    mounts: list[str] = []
+    path: list[str] = [interpreter_bin()]
+
+    def add(prefix: str) -> None:
+        if prefix and os.path.isdir(prefix) and not _visible(prefix, roots + mounts):
+            mounts.append(prefix)
+
+    add(os.path.realpath(sys.base_prefix))
+    add(os.path.realpath(sys.prefix))
+    add(os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))))
+    if sys.prefix != sys.base_prefix:
+        add(sys.prefix)  # the virtualenv at its own path: its scripts name it in their shebangs
+    for tool in RUNTIME_TOOLS:
+        found = shutil.which(tool)
+        if not found:
+            continue
+        real = os.path.realpath(found)
+        bin_dir = os.path.dirname(real)
+        prefix = os.path.dirname(bin_dir) if os.path.basename(bin_dir) == "bin" else bin_dir
+        add(prefix)
+        if not _visible(bin_dir, list(SYSTEM_PATH)):
+            path.append(bin_dir)
+    return RuntimeView(tuple(mounts), tuple(dict.fromkeys([*path, *SYSTEM_PATH])))
+
+
+def bwrap_executable() -> str | None:
+    return os.environ.get("ZE_BENCHMARKS_BWRAP") or shutil.which("bwrap")
+
+
+class BwrapSandbox(Sandbox):
+    kind = "bwrap"
+
+    def __init__(self, workspace: Path, spec: SandboxSpec) -> None:
+        super().__init__(workspace, spec)
+        exe = bwrap_executable()
+        if exe is None:
+            from harness.sandbox.base import SandboxUnavailable
+
+            raise SandboxUnavailable("bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)")
+        self.executable = exe
+        self._options = self._build_options()
+
+    @property
+    def inner_workspace(self) -> str:
+        return WORKSPACE
+
+    def base_env(self) -> dict[str, str]:
+        return {**_passthrough_env(), "PATH": ":".join(runtime_view().path), "HOME": HOME, "TMPDIR": "/tmp"}
+
+    def _build_options(self) -> list[str]:
+        spec, view = self.spec, runtime_view()
+        opts = ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+                "--hostname", "sandbox", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+        if not spec.network:
+            opts.append("--unshare-net")
+        opts += ["--ro-bind", "/usr", "/usr"]
+        for top in _TOP_LEVEL:
+            if os.path.islink(top):
+                opts += ["--symlink", os.readlink(top), top]
+            elif os.path.isdir(top):
+                opts += ["--ro-bind", top, top]
+        opts += ["--ro-bind", "/etc", "/etc"]
+        for file in _MASKED_FILES:
+            if os.path.exists(file):
+                opts += ["--ro-bind", "/dev/null", file]
+        for directory in _MASKED_DIRS:
+            if os.path.isdir(directory):
+                opts += ["--tmpfs", directory, "--remount-ro", directory]
+        if spec.network and os.path.isdir("/run/systemd/resolve"):
+            opts += ["--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve"]
+        for prefix in view.mounts:
+            opts += ["--ro-bind", prefix, prefix]
+        for mount in spec.mounts:
+            opts += ["--bind" if mount.writable else "--ro-bind", str(mount.source), mount.inner]
+        opts += ["--bind", str(self.workspace), WORKSPACE]
+        size = str(spec.limits.tmpfs_bytes)
+        opts += ["--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", HOME,
+                 "--symlink", "../tmp", "/var/tmp", "--proc", "/proc", "--dev", "/dev",
+                 "--remount-ro", "/", "--chdir", WORKSPACE]
+        return opts
+
+    def _argv(self, command: list[str]) -> tuple[list[str], dict[str, Any]]:
+        data = b"\0".join(o.encode() for o in self._options) + b"\0"
+        if len(data) > _ARGS_PIPE_LIMIT:
+            return [self.executable, *self._options, *command], {}
+        read_fd, write_fd = os.pipe()
+        try:
+            os.write(write_fd, data)
+        finally:
+            os.close(write_fd)
+        return [self.executable, "--args", str(read_fd), *command], {"pass_fds": (read_fd,)}
+
+
+@functools.lru_cache(maxsize=1)
+def probe() -> str | None:
+    """None when the bwrap backend works on this machine, else why not (one line)."""
+    if bwrap_executable() is None:
+        return "bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    with tempfile.TemporaryDirectory(prefix="zebench-probe-") as tmp:
+        try:
+            sandbox = BwrapSandbox(Path(tmp), SandboxSpec(kind="bwrap"))
+            result = sandbox.run("test -w /workspace && test ! -e /proc/1/environ -o -r /proc/1/environ",
+                                 timeout_s=20)
+            sandbox.close()
+        except (OSError, subprocess.SubprocessError) as exc:
+            return f"bwrap could not start: {exc}"
+    if result.ok:
+        return None
+    detail = (result.stderr or result.stdout).strip().splitlines()
+    return f"bwrap cannot create a sandbox here: {detail[-1] if detail else result.outcome()}"

@@ -1,0 +1,75 @@
+"""The ``none`` backend: process-group confinement only, for machines where bwrap cannot run.
+
+A command runs as the harness's user, in the workspace directory, in its own session, with
+the sandbox's clean environment (no secret variable; a private ``$HOME`` and ``$TMPDIR``
+that are deleted with the sandbox), the limits of :mod:`harness.sandbox.limits`, and is
+killed with everything it started when it returns or times out: its process group, its
+cgroup when one could be made, and any process still carrying the sandbox's marker variable.
+
+It does **not** hide the filesystem (a command can read ``suites/`` and write anywhere the
+user can), other processes (``/proc/<pid>/environ`` of the harness holds its API keys), or
+the network. Runs record the kind, so such runs are never mistaken for contained ones.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from harness.sandbox.base import Sandbox, SandboxSpec, _passthrough_env, interpreter_bin
+from harness.sandbox.limits import Cgroup
+
+MARKER_VAR = "ZEBENCH_SANDBOX_ID"
+
+
+class ProcessGroupSandbox(Sandbox):
+    kind = "none"
+
+    def __init__(self, workspace: Path, spec: SandboxSpec) -> None:
+        super().__init__(workspace, spec)
+        self._private = Path(tempfile.mkdtemp(prefix="zebench-sandbox-"))
+        (self._private / "home").mkdir()
+        (self._private / "tmp").mkdir()
+        self._marker = f"{os.getpid()}-{os.urandom(8).hex()}"
+
+    @property
+    def inner_workspace(self) -> str:
+        return str(self.workspace)
+
+    def base_env(self) -> dict[str, str]:
+        path = [interpreter_bin(), *[p for p in os.environ.get("PATH", "").split(os.pathsep) if p]]
+        return {
+            **_passthrough_env(),
+            "PATH": os.pathsep.join(dict.fromkeys(path)),
+            "HOME": str(self._private / "home"),
+            "TMPDIR": str(self._private / "tmp"),
+            MARKER_VAR: self._marker,
+        }
+
+    def _argv(self, command: list[str]) -> tuple[list[str], dict[str, Any]]:
+        return command, {"cwd": str(self.workspace)}
+
+    def _after(self, pid: int, cgroup: Cgroup | None) -> None:
+        super()._after(pid, cgroup)
+        if cgroup is None:
+            self._kill_marked()
+
+    def _kill_marked(self) -> None:
+        """Kill processes that left the process group but still carry the marker variable."""
+        needle = f"{MARKER_VAR}={self._marker}".encode()
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/environ", "rb") as fh:
+                    if needle in fh.read().split(b"\0"):
+                        os.kill(int(entry.name), signal.SIGKILL)
+            except (OSError, ValueError):
+                continue
+
+    def _cleanup(self) -> None:
+        shutil.rmtree(self._private, ignore_errors=True)
