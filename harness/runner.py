@@ -1,7 +1,10 @@
-"""The runner: one scenario, N runs, each stored whatever happens (DESIGN sections 3, 5, 6).
+"""The runner: one scenario, N runs, each stored whatever happens.
 
-One run: fresh workspace → agent (with a deadline) → diff → evaluators → score → stored record.
-A batch: optional warmup once, then ``iterations`` runs (``parallel`` at a time, each in its own
+One run: fresh workspace → agent in its sandbox (with a deadline) → the sandbox is closed
+(everything the agent started is killed, no tool call is accepted) → diff → a protected
+grading copy of the workspace (:mod:`harness.grading`) in a fresh sandbox → evaluators →
+score → stored record. A batch: the tools the scenario's commands need are checked, an
+optional warmup runs once, then ``iterations`` runs (``parallel`` at a time, each in its own
 workspace), then the batch record.
 
 Outcome of a run (``status`` / ``failure_class``):
@@ -14,7 +17,8 @@ Outcome of a run (``status`` / ``failure_class``):
 - ``timeout`` / ``agent``: the agent ran past ``timeout_minutes`` (its deadline) or said so.
 - ``budget_exceeded`` / ``agent``: the agent hit a turn/token/cost budget.
 - ``error`` / ``agent`` (the agent raised or reported an error), ``infra`` (workspace or warmup
-  could not be prepared), ``harness`` (a bug in the harness itself).
+  could not be prepared, or a program a validation command runs is not installed),
+  ``harness`` (a bug in the harness itself).
 
 Runs that reached the agent are evaluated and scored whatever the agent's status, so partial
 work is visible; ``is_successful`` is true only for ``completed`` runs.
@@ -35,11 +39,13 @@ from typing import Any, Protocol
 
 from harness import __version__ as HARNESS_VERSION
 from harness.agents import UnknownAgentError, agent_names, create_agent
-from harness.agents.base import AgentContext, AgentResult, Budgets
-from harness.evaluators.base import EvaluationContext, EvaluatorResult
+from harness.agents.base import AgentContext, AgentResult, Budgets, SandboxNeeds
+from harness.evaluators.base import EvaluatorResult
+from harness.evaluators.llm_judge import JudgeChoice, ResolvedJudge, resolve_judge
 from harness.evaluators.pipeline import run_evaluators
+from harness.evaluators.validation import missing_tools, scenario_commands
 from harness.globs import walk_files
-from harness.process import CommandResult, run_command
+from harness.grading import GradingSession
 from harness.results.client import ResultsClient
 from harness.results.records import (
     BatchRecord,
@@ -49,9 +55,17 @@ from harness.results.records import (
     new_batch_id,
     new_run_id,
 )
+from harness.sandbox import CommandResult, SandboxSpec, open_sandbox, resolve_mode
 from harness.scenarios import Scenario, TierPrompt
 from harness.scoring import RunScore, score_run
-from harness.workspace import ALWAYS_EXCLUDED, WorkspaceDiff, WorkspaceError, compute_diff, create_workspace
+from harness.tools import ToolConfig
+from harness.workspace import (
+    ALWAYS_EXCLUDED,
+    WorkspaceDiff,
+    WorkspaceError,
+    compute_diff,
+    create_workspace,
+)
 
 BASE_TOOLS = ("read_file", "write_file", "list_directory", "run_command")
 DETAILS_CAP = 16_000
@@ -88,6 +102,8 @@ class RunOptions:
     specialist: Specialist | None = None
     agent_grace_s: float = 10.0  # how long past its deadline an agent may take to return
     metadata: dict[str, Any] = field(default_factory=dict)  # copied into every run's metadata
+    sandbox: str | None = None  # bwrap | none; None: resolved from --sandbox/ZE_BENCHMARKS_SANDBOX (auto)
+    judge: JudgeChoice = field(default_factory=JudgeChoice)  # auto, none, or PROVIDER:MODEL
 
 
 @dataclass
@@ -138,6 +154,9 @@ class BatchOutcome:
     batch: BatchRecord  # what was posted
     warmup: WarmupResult | None = None
     post_error: str | None = None
+    sandbox: str = ""  # the backend every run used
+    judge: ResolvedJudge | None = None
+    preflight_error: str | None = None  # why no agent ran (a missing program), if so
 
 
 def _now_iso() -> str:
@@ -155,10 +174,11 @@ def tool_names(scenario: Scenario) -> list[str]:
 
 
 def config_hash(scenario: Scenario, prompt: TierPrompt, agent: str, model: str | None,
-                specialist: Specialist | None = None) -> str:
+                specialist: Specialist | None = None, sandbox: str = "none", judge: str = "none") -> str:
     """sha256 over what makes two runs comparable: every file of the scenario directory (fixture,
     scenario.yaml, solution, hidden tests, oracle answers), the prompt, the tool set, the agent,
-    the model, the specialist's name and version, and the harness version."""
+    the model, the specialist's name and version, the sandbox kind, the judge (``none`` or
+    ``provider:model``) and the harness version."""
     h = hashlib.sha256()
 
     def feed(label: str, value: str | bytes) -> None:
@@ -175,6 +195,8 @@ def config_hash(scenario: Scenario, prompt: TierPrompt, agent: str, model: str |
     feed("agent", agent)
     feed("model", model or "")
     feed("specialist", f"{specialist.name}@{specialist.version}" if specialist else "")
+    feed("sandbox", sandbox)
+    feed("judge", judge)
     feed("harness", HARNESS_VERSION)
     return h.hexdigest()
 
@@ -232,39 +254,85 @@ def _run_agent(agent: Any, ctx: AgentContext, grace_s: float) -> tuple[AgentResu
     return result, overran
 
 
+def agent_sandbox_spec(scenario: Scenario, kind: str, needs: SandboxNeeds | None = None) -> SandboxSpec:
+    """The sandbox of an agent's run: the scenario's settings plus what the agent asks for."""
+    needs = needs or SandboxNeeds()
+    return SandboxSpec(kind=kind, network=scenario.sandbox_network or needs.network,
+                       limits=scenario.limits(), mounts=tuple(needs.mounts), env=dict(needs.env))
+
+
+def _agent_needs(agent: Any) -> SandboxNeeds:
+    needs = getattr(agent, "sandbox_needs", None)
+    return needs() if needs is not None else SandboxNeeds()
+
+
+def prepare_agent(agent: Any, scenario: Scenario) -> None:
+    """Hand the answer key to the one agent that declares it needs it (``oracle``)."""
+    if getattr(agent, "uses_reference_solution", False):
+        agent.provide_reference_solution(scenario.solution_dir)
+
+
+def _sandbox_kind(options: RunOptions) -> str:
+    return options.sandbox or resolve_mode().kind
+
+
 def run_warmup(scenario: Scenario, options: RunOptions) -> WarmupResult | None:
-    """Run the scenario's warmup in a scratch copy of the fixture (never in the fixture itself),
-    then delete the copy. None when the scenario has no warmup."""
+    """Run the scenario's warmup in a sandbox on a scratch copy of the fixture (never in the
+    fixture itself), then delete the copy. None when the scenario has no warmup."""
     warmup = scenario.warmup
     if not warmup:
         return None
+    kind = _sandbox_kind(options)
     scratch = create_workspace(scenario, options.workspaces_root, label="warmup")
     try:
         timeout = float(warmup.get("timeout_seconds", DEFAULT_WARMUP_TIMEOUT_S))
         if warmup.get("commands"):
             result = WarmupResult(ok=True, kind="commands")
-            for item in warmup["commands"]:
-                command = item["cmd"] if isinstance(item, dict) else str(item)
-                outcome = run_command(command, scratch.path, timeout_s=timeout)
-                result.commands.append(outcome)
-                if not outcome.ok:
-                    why = "timed out" if outcome.timed_out else f"exit {outcome.exit_code}"
-                    result.ok, result.error = False, f"warmup command failed ({why}): {command}"
-                    break
+            with open_sandbox(scratch.path, agent_sandbox_spec(scenario, kind)) as sandbox:
+                for item in warmup["commands"]:
+                    command = item["cmd"] if isinstance(item, dict) else str(item)
+                    outcome = sandbox.run(command, timeout_s=timeout)
+                    result.commands.append(outcome)
+                    if not outcome.ok:
+                        result.ok, result.error = False, f"warmup command failed ({outcome.outcome()}): {command}"
+                        break
             return result
         if warmup.get("prompt"):
             agent = create_agent(options.agent, options.model, **options.agent_options)
-            ctx = AgentContext(scenario=scenario, prompt=str(warmup["prompt"]), workspace=scratch.path,
+            prepare_agent(agent, scenario)
+            sandbox = open_sandbox(scratch.path, agent_sandbox_spec(scenario, kind, _agent_needs(agent)))
+            ctx = AgentContext(prompt=str(warmup["prompt"]), sandbox=sandbox,
                                budgets=replace(options.budgets or Budgets(), timeout_s=timeout),
+                               tools=ToolConfig(scenario.oracle_answers, scenario.allow_fetch_url),
                                model=options.model, deadline=time.monotonic() + timeout,
                                use_cache=options.use_cache, options=dict(options.agent_options))
-            agent_result, _ = _run_agent(agent, ctx, options.agent_grace_s)
+            try:
+                agent_result, _ = _run_agent(agent, ctx, options.agent_grace_s)
+            finally:
+                sandbox.close()
             ok = agent_result.status == "completed"
             return WarmupResult(ok=ok, kind="agent", error=None if ok else f"warmup agent {agent_result.status}: "
                                 f"{agent_result.error or ''}".strip())
         return None
     finally:
         scratch.remove()
+
+
+def check_tools(scenario: Scenario, kind: str) -> str | None:
+    """Why the scenario cannot be graded on this machine (a program or python module its
+    commands run is missing), or None. Checked once per batch, in a sandbox of ``kind``."""
+    import tempfile
+
+    commands = scenario_commands(scenario)
+    if not commands:
+        return None
+    with tempfile.TemporaryDirectory(prefix="zebench-tools-") as tmp:
+        with open_sandbox(Path(tmp), agent_sandbox_spec(scenario, kind)) as sandbox:
+            missing = missing_tools(sandbox, commands)
+    if not missing:
+        return None
+    return (f"{scenario.key} cannot be graded here: its commands need {', '.join(missing)}, which "
+            f"{'is' if len(missing) == 1 else 'are'} not installed (`bench doctor` says how to get it)")
 
 
 class _Poster:
@@ -309,11 +377,23 @@ def _telemetry(agent_result: AgentResult | None, results: list[EvaluatorResult],
     return t
 
 
+@dataclass
+class BatchSetup:
+    """What a batch decided before its first run, shared by all its runs."""
+
+    config_hash: str
+    sandbox: str
+    judge: ResolvedJudge
+    warmup: WarmupResult | None = None
+    blocked: str | None = None  # why no agent may run (a missing program), stored as error/infra
+
+
 def execute_run(scenario: Scenario, prompt: TierPrompt, options: RunOptions, batch_id: str, iteration: int,
-                cfg_hash: str, poster: _Poster | None = None, progress: ProgressCallback | None = None,
-                warmup: WarmupResult | None = None) -> RunOutcome:
+                setup: BatchSetup, poster: _Poster | None = None,
+                progress: ProgressCallback | None = None) -> RunOutcome:
     """Run one iteration and store it. Every failure becomes a stored record; the only exception
     that escapes is KeyboardInterrupt, after the interrupted run was stored as an error."""
+    cfg_hash, warmup = setup.config_hash, setup.warmup
     run_id = new_run_id()
     started_mono = time.monotonic()
     specialist = options.specialist
@@ -344,9 +424,14 @@ def execute_run(scenario: Scenario, prompt: TierPrompt, options: RunOptions, bat
         if progress:
             progress(RunEvent(run_id, iteration, name))
 
+    record.metadata["sandbox"] = {"kind": setup.sandbox}
+    record.metadata["judge"] = setup.judge.identity
     workspace = None
     try:
-        if warmup is not None and not warmup.ok:
+        if setup.blocked is not None:
+            record.status, record.failure_class = "error", "infra"
+            record.metadata["error"] = setup.blocked
+        elif warmup is not None and not warmup.ok:
             record.status, record.failure_class = "error", "infra"
             record.metadata["error"] = warmup.error
         else:
@@ -357,7 +442,7 @@ def execute_run(scenario: Scenario, prompt: TierPrompt, options: RunOptions, bat
                 record.status, record.failure_class = "error", "infra"
                 record.metadata["error"] = str(exc)
             if workspace is not None:
-                _agent_and_evaluate(scenario, prompt, options, iteration, workspace.path, outcome, stage)
+                _agent_and_evaluate(scenario, prompt, options, iteration, workspace.path, outcome, stage, setup)
     except Exception as exc:  # noqa: BLE001 - a harness bug still yields a stored run
         record.status, record.failure_class = "error", "harness"
         record.metadata["error"] = f"{type(exc).__name__}: {exc}"
@@ -389,7 +474,7 @@ def execute_run(scenario: Scenario, prompt: TierPrompt, options: RunOptions, bat
 
 
 def _agent_and_evaluate(scenario: Scenario, prompt: TierPrompt, options: RunOptions, iteration: int,
-                        workspace: Path, outcome: RunOutcome, stage: Callable[[str], None]) -> None:
+                        workspace: Path, outcome: RunOutcome, stage: Callable[[str], None], setup: BatchSetup) -> None:
     record = outcome.record
     timeout_s = (options.timeout_minutes or scenario.timeout_minutes) * 60.0
     budgets = replace(options.budgets or Budgets(), timeout_s=timeout_s)
@@ -398,14 +483,23 @@ def _agent_and_evaluate(scenario: Scenario, prompt: TierPrompt, options: RunOpti
     agent_started = time.monotonic()
     try:
         agent = create_agent(options.agent, options.model, **options.agent_options)
+        prepare_agent(agent, scenario)
+        needs = _agent_needs(agent)
     except Exception as exc:  # noqa: BLE001 - e.g. missing credentials: the agent could not start
         agent_result = AgentResult(status="error", error=f"{type(exc).__name__}: {exc}")
     else:
-        ctx = AgentContext(scenario=scenario, prompt=prompt.text, workspace=workspace, budgets=budgets,
+        sandbox = open_sandbox(workspace, agent_sandbox_spec(scenario, setup.sandbox, needs))
+        record.metadata["sandbox"] = sandbox.describe()
+        ctx = AgentContext(prompt=prompt.text, sandbox=sandbox, budgets=budgets,
+                           tools=ToolConfig(scenario.oracle_answers, scenario.allow_fetch_url),
                            system_prompt=system_prompt, model=options.model,
                            deadline=agent_started + timeout_s, repeat_index=iteration,
                            use_cache=options.use_cache, options=dict(options.agent_options))
-        agent_result, overran = _run_agent(agent, ctx, options.agent_grace_s)
+        try:
+            agent_result, overran = _run_agent(agent, ctx, options.agent_grace_s)
+        finally:
+            # The run is over: everything the agent started dies, and no tool call is accepted.
+            sandbox.close()
         if overran:
             record.metadata["agentOverranDeadline"] = True
     outcome.agent_result = agent_result
@@ -427,17 +521,25 @@ def _agent_and_evaluate(scenario: Scenario, prompt: TierPrompt, options: RunOpti
         "dependencyChanges": [vars(c) for c in diff.dependency_changes[:200]],
         "truncated": diff.truncated,
     }
-    eval_ctx = EvaluationContext(scenario=scenario, workspace=workspace, prompt=prompt.text,
-                                 agent_result=agent_result, diff=diff, use_cache=options.use_cache)
-    outcome.results = run_evaluators(eval_ctx, on_stage=stage)
+    stage("grading")
+    with GradingSession(scenario, workspace, setup.sandbox, options.workspaces_root, prompt=prompt.text,
+                        agent_result=agent_result, diff=diff, use_cache=options.use_cache,
+                        judge=setup.judge) as grading:
+        record.metadata["grading"] = grading.copy.summary()
+        outcome.results = run_evaluators(grading.context, on_stage=stage)
     score = score_run(outcome.results, scenario.rubric_weights, scenario.success_threshold)
     record.total_score = score.score
     record.weighted_score = score.score
     record.success_metric = score.score
     record.status, record.failure_class = classify(agent_result.status, score, outcome.results)
+    missing = sorted({r.data["missing_tool"] for r in outcome.results if r.data.get("missing_tool")})
+    if missing:
+        # The machine lacks a program the scenario runs: nothing here measures the agent.
+        record.status, record.failure_class = "error", "infra"
+        record.metadata["error"] = f"not installed: {', '.join(missing)} (`bench doctor` says how to get it)"
     record.is_successful = record.status == "completed"
     record.metadata["weights"] = score.weights
-    if score.score is None:
+    if score.score is None and not missing:
         record.metadata["error"] = "no evaluator produced a score (all skipped or failed)"
     if score.gating_failures:
         record.metadata["gatingFailures"] = score.gating_failures
@@ -460,7 +562,7 @@ def batch_record(batch_id: str, runs: list[RunRecord], created_ms: int, complete
     )
 
 
-_MERGED_KEYS = ("suite", "scenario", "tier", "agent", "model", "specialist", "configHash")
+_MERGED_KEYS = ("suite", "scenario", "tier", "agent", "model", "specialist", "configHash", "sandbox", "judge")
 
 
 def _merge_with_stored(client: ResultsClient, batch: BatchRecord) -> None:
@@ -498,18 +600,26 @@ def run_batch(scenario: Scenario, prompt: TierPrompt, options: RunOptions, clien
         raise UnknownAgentError(f"unknown agent {options.agent!r}; available: {', '.join(agent_names())}")
     batch_id = options.batch_id or new_batch_id()
     created_ms = int(time.time() * 1000)
-    cfg_hash = config_hash(scenario, prompt, options.agent, options.model, options.specialist)
+    kind = _sandbox_kind(options)
+    options = replace(options, sandbox=kind)
+    judge = resolve_judge(scenario.llm_judge, options.judge)
+    cfg_hash = config_hash(scenario, prompt, options.agent, options.model, options.specialist, kind, judge.identity)
+    setup = BatchSetup(config_hash=cfg_hash, sandbox=kind, judge=judge)
     poster = _Poster(client) if client is not None else None
 
-    warmup = None
-    if not options.skip_warmup:
+    try:
+        setup.blocked = check_tools(scenario, kind)
+    except Exception as exc:  # noqa: BLE001 - the runs are stored as infra errors
+        setup.blocked = f"the tools check could not run: {type(exc).__name__}: {exc}"
+    if setup.blocked is None and not options.skip_warmup:
         try:
-            warmup = run_warmup(scenario, options)
+            setup.warmup = run_warmup(scenario, options)
         except Exception as exc:  # noqa: BLE001 - the runs are stored as infra errors
-            warmup = WarmupResult(ok=False, kind="error", error=f"warmup could not run: {type(exc).__name__}: {exc}")
+            setup.warmup = WarmupResult(ok=False, kind="error",
+                                        error=f"warmup could not run: {type(exc).__name__}: {exc}")
 
     def one(i: int) -> RunOutcome:
-        return execute_run(scenario, prompt, options, batch_id, i, cfg_hash, poster, progress, warmup)
+        return execute_run(scenario, prompt, options, batch_id, i, setup, poster, progress)
 
     if options.parallel == 1 or options.iterations == 1:
         runs = [one(i) for i in range(options.iterations)]
@@ -521,7 +631,7 @@ def run_batch(scenario: Scenario, prompt: TierPrompt, options: RunOptions, clien
     meta = {
         "suite": scenario.suite, "scenario": scenario.name, "tier": prompt.tier, "agent": options.agent,
         "model": options.model, "iterations": options.iterations, "parallel": options.parallel,
-        "configHash": cfg_hash, "harnessVersion": HARNESS_VERSION,
+        "configHash": cfg_hash, "harnessVersion": HARNESS_VERSION, "sandbox": kind, "judge": judge.identity,
         "specialist": f"{options.specialist.name}@{options.specialist.version}" if options.specialist else None,
     }
     batch = batch_record(batch_id, [r.record for r in runs], created_ms, int(time.time() * 1000), meta)
@@ -532,4 +642,5 @@ def run_batch(scenario: Scenario, prompt: TierPrompt, options: RunOptions, clien
             client.post_batch(batch)
         except Exception as exc:  # noqa: BLE001 - the runs are stored; the batch can be re-posted
             post_error = f"{type(exc).__name__}: {exc}"
-    return BatchOutcome(batch_id=batch_id, runs=runs, batch=batch, warmup=warmup, post_error=post_error)
+    return BatchOutcome(batch_id=batch_id, runs=runs, batch=batch, warmup=setup.warmup, post_error=post_error,
+                        sandbox=kind, judge=judge, preflight_error=setup.blocked)

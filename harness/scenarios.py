@@ -10,13 +10,15 @@ import difflib
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import yaml
+
+from harness.sandbox.limits import Limits, MiB
 
 VALIDATION_ORDER = ("install", "build", "lint", "typecheck", "test")
 
@@ -63,12 +65,25 @@ class Scenario:
     artifact: dict[str, Any] | None = None
     warmup: dict[str, Any] | None = None
     allow_fetch_url: bool = False
+    sandbox_network: bool = False  # sandbox.network: commands may use the network
+    sandbox_limits: dict[str, int] = field(default_factory=dict)  # sandbox.* limits as written
     raw: dict[str, Any] = field(default_factory=dict)  # the YAML as read, unknown keys kept
     warnings: list[str] = field(default_factory=list)
 
     @property
     def key(self) -> str:
         return f"{self.suite}/{self.name}"
+
+    def limits(self) -> Limits:
+        """The sandbox limits of this scenario's commands: its ``sandbox`` block over the defaults."""
+        base, lim = Limits(), self.sandbox_limits
+        return replace(
+            base,
+            memory_bytes=lim["memory_mb"] * MiB if "memory_mb" in lim else base.memory_bytes,
+            max_processes=lim.get("max_processes", base.max_processes),
+            file_size_bytes=lim["file_size_mb"] * MiB if "file_size_mb" in lim else base.file_size_bytes,
+            tmpfs_bytes=lim["tmp_mb"] * MiB if "tmp_mb" in lim else base.tmpfs_bytes,
+        )
 
 
 @dataclass
@@ -375,6 +390,8 @@ def load_scenario(suite: str, name: str, suites_dir: str | Path | None = None) -
         artifact=dict(artifact) if artifact is not None else None,
         warmup=dict(raw["warmup"]) if raw.get("warmup") else None,
         allow_fetch_url=bool(tools.get("fetch_url", False)),
+        sandbox_network=bool((raw.get("sandbox") or {}).get("network", False)),
+        sandbox_limits={k: int(v) for k, v in (raw.get("sandbox") or {}).items() if k != "network"},
         raw=raw,
         warnings=warnings,
     )

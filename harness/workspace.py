@@ -40,7 +40,6 @@ ALWAYS_EXCLUDED = frozenset({
     "dist", "build", "out-tsc", ".next", ".nuxt", ".turbo", ".parcel-cache", "coverage", ".nyc_output",
     "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox", ".venv", "venv",
 })
-DEFAULT_WORKSPACES_ROOT = Path("results") / "workspaces"
 DEFAULT_DIFF_CAP = 200_000  # bytes of unified diff text kept
 _FICLONE = 0x40049409  # linux/fs.h: _IOW(0x94, 9, int)
 _NO_REFLINK = {errno.EOPNOTSUPP, errno.ENOTTY, errno.EXDEV, errno.EINVAL, errno.ENOSYS, errno.EBADF}
@@ -93,11 +92,29 @@ def _inside(target: Path, root: Path) -> bool:
         return False
 
 
+def real_directory(root: Path, rel_dir: str) -> Path:
+    """Make ``root/rel_dir`` a real directory, replacing any symlink or file on the way.
+
+    Writes into a tree someone else prepared (hidden tests laid over an agent's work, files
+    restored for grading) go through this, so a planted link can never lead them elsewhere.
+    """
+    current = Path(root)
+    for part in [p for p in rel_dir.split("/") if p]:
+        current = current / part
+        if current.is_symlink() or (current.exists() and not current.is_dir()):
+            current.unlink()
+        if not current.exists():
+            current.mkdir()
+    return current
+
+
 def copy_tree(src: Path, dst: Path, exclude: list[str] | tuple[str, ...] = (),
               prune_dirs: frozenset[str] = ALWAYS_EXCLUDED) -> CopyReport:
     """Copy ``src`` into ``dst`` (created if needed), overwriting files already there.
 
     Skips ``prune_dirs`` and ``exclude`` globs. The copy never shares data with ``src``.
+    Into a ``dst`` that already holds files, every directory on the way is made a real one
+    and every target is replaced, not written through (:func:`real_directory`).
     """
     src = Path(src)
     dst = Path(dst)
@@ -112,7 +129,10 @@ def copy_tree(src: Path, dst: Path, exclude: list[str] | tuple[str, ...] = (),
         target = os.path.join(dst, rel)
         parent = rel.rpartition("/")[0]
         if parent not in made_dirs:
-            os.makedirs(os.path.join(dst, parent), exist_ok=True)
+            if fresh:
+                os.makedirs(os.path.join(dst, parent), exist_ok=True)
+            else:
+                real_directory(dst, parent)
             made_dirs.add(parent)
         if not fresh:
             if os.path.islink(target) or os.path.isfile(target):
@@ -148,20 +168,33 @@ class Workspace:
         shutil.rmtree(self.path, ignore_errors=True)
 
 
+def default_workspaces_root() -> Path:
+    """Where run workspaces go: ``$ZE_BENCHMARKS_WORKSPACES_DIR``, else the per-user cache
+    (``$XDG_CACHE_HOME/zebench/workspaces``, by default ``~/.cache/zebench/workspaces``).
+
+    Never inside the checkout: there a workspace would sit beside ``suites/`` and ``results/``.
+    """
+    env = os.environ.get("ZE_BENCHMARKS_WORKSPACES_DIR")
+    if env:
+        return Path(env).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "zebench" / "workspaces"
+
+
 def create_workspace(scenario: Scenario, root: Path | str | None = None, label: str | None = None) -> Workspace:
     """Copy ``scenario``'s fixture to ``<root>/<suite>-<scenario>[-label]-<random>/``.
 
-    ``root`` defaults to ``results/workspaces`` in the current directory. A scenario without a
-    fixture (artifact-only) gets an empty workspace.
+    ``root`` defaults to :func:`default_workspaces_root`. A scenario without a fixture
+    (artifact-only) gets an empty workspace. The directory is private to the user (0700).
     """
-    base = Path(root) if root is not None else DEFAULT_WORKSPACES_ROOT
+    base = Path(root) if root is not None else default_workspaces_root()
     suffix = f"-{label}" if label else ""
     try:
         base.mkdir(parents=True, exist_ok=True)
         while True:
             path = base / f"{scenario.suite}-{scenario.name}{suffix}-{secrets.token_hex(4)}"
             try:
-                path.mkdir()
+                path.mkdir(mode=0o700)
                 break
             except FileExistsError:
                 continue

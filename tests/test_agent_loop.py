@@ -10,8 +10,7 @@ import pytest
 from harness.agents.base import AgentContext, Budgets
 from harness.agents.loop import LoopSettings, Transcript, run_tool_loop
 from harness.providers.types import ChatResponse, ProviderError, ToolCall, Usage
-from harness.scenarios import Scenario
-from harness.tools import Toolset
+from harness.tools import ToolConfig, Toolset
 
 
 class ScriptedProvider:
@@ -51,14 +50,13 @@ def call(name, args, cid=None, raw=None):
 
 
 @pytest.fixture
-def ctx(tmp_path):
+def ctx(tmp_path, make_sandbox):
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "a.txt").write_text("alpha\n")
-    scenario = Scenario(suite="s", name="x", path=tmp_path, suite_path=tmp_path, id="x")
 
     def make(**budget):
-        return AgentContext(scenario=scenario, prompt="do the task", workspace=ws, budgets=Budgets(**budget))
+        return AgentContext(prompt="do the task", sandbox=make_sandbox(ws), budgets=Budgets(**budget))
 
     return make
 
@@ -167,7 +165,7 @@ def test_provider_failure_ends_the_run_as_error_keeping_earlier_turns(ctx):
 
 def test_ask_user_questions_are_kept_in_the_result(ctx, tmp_path):
     c = ctx()
-    c.scenario.oracle_answers = {"Which framework?": "pytest"}
+    c.tools = ToolConfig(oracle_answers={"Which framework?": "pytest"})
     result, provider = run(c, [reply(calls=[call("ask_user", {"question": "which framework?"})]), reply("ok")])
     assert provider.requests[1].messages[-1].content == "pytest"
     assert result.questions[0]["question"] == "which framework?"

@@ -17,7 +17,6 @@ import respx
 from harness.agents import create_agent
 from harness.agents.api import DEFAULT_SYSTEM_PROMPT, compose_system_prompt
 from harness.agents.base import AgentContext, Budgets
-from harness.scenarios import Scenario
 
 ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"
 OPENAI_URL = "https://api.openai.com/v1/chat/completions"
@@ -113,13 +112,12 @@ def isolated(monkeypatch, tmp_path):
 
 
 @pytest.fixture
-def calc_ctx(tmp_path):
+def calc_ctx(tmp_path, make_sandbox):
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "calc.py").write_text(BUGGY)
     (ws / "test_calc.py").write_text(TEST)
-    scenario = Scenario(suite="demo", name="calc", path=tmp_path, suite_path=tmp_path, id="calc")
-    return AgentContext(scenario=scenario, prompt="add() is broken; fix it.", workspace=ws, budgets=Budgets())
+    return AgentContext(prompt="add() is broken; fix it.", sandbox=make_sandbox(ws), budgets=Budgets())
 
 
 @pytest.mark.parametrize(

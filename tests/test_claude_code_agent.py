@@ -14,21 +14,20 @@ import pytest
 from harness.agents import create_agent
 from harness.agents.base import AgentContext, Budgets
 from harness.agents.claude_code import parse_cli_output
-from harness.scenarios import Scenario
+from harness.sandbox import SandboxSpec, open_sandbox
 
 # The real CLI's stream-json shape: an init line, assistant/user messages, a final result.
 FAKE_CLAUDE = r'''#!{python}
 import json, os, sys, time
 from pathlib import Path
 
-Path(os.environ["FAKE_CLAUDE_RECORD"]).write_text(json.dumps({{"argv": sys.argv[1:], "env": dict(os.environ), "cwd": os.getcwd()}}))
-mode = os.environ.get("FAKE_CLAUDE_MODE", "success")
+Path(".fake-claude-record.json").write_text(json.dumps({{"argv": sys.argv[1:], "env": dict(os.environ), "cwd": os.getcwd()}}))
+mode = os.environ.get("CLAUDE_FAKE_MODE", "success")
 if mode == "sleep":
     pid = os.fork()
     if pid == 0:
-        Path(os.environ["FAKE_CLAUDE_CHILD"]).write_text(str(os.getpid()))
-        time.sleep(60)
-        os._exit(0)
+        os.setsid()
+        os.execvp("sleep", ["sleep", os.environ["CLAUDE_FAKE_MARKER"]])
     time.sleep(60)
 if mode == "crash":
     print("Error: something broke", file=sys.stderr)
@@ -67,29 +66,41 @@ emit({{"type": "result", "subtype": subtype, "is_error": mode == "max_turns", "d
 
 @pytest.fixture
 def fake_claude(tmp_path, monkeypatch):
+    """A fake ``claude`` on PATH; it records its argv, environment and cwd in the workspace."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
     exe = bindir / "claude"
     exe.write_text(FAKE_CLAUDE.format(python=sys.executable))
     exe.chmod(0o755)
-    record = tmp_path / "record.json"
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
-    monkeypatch.setenv("FAKE_CLAUDE_RECORD", str(record))
-    monkeypatch.setenv("FAKE_CLAUDE_CHILD", str(tmp_path / "child.pid"))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-for-the-cli")
     monkeypatch.delenv("ZE_BENCHMARKS_CLAUDE_BIN", raising=False)
-    return record
+    return tmp_path / "ws" / ".fake-claude-record.json"
 
 
-def _context(tmp_path: Path, **kwargs) -> AgentContext:
+_OPENED = []
+
+
+@pytest.fixture(autouse=True)
+def _close_sandboxes():
+    yield
+    while _OPENED:
+        _OPENED.pop().close()
+
+
+def _context(tmp_path: Path, kind: str = "none", **kwargs) -> AgentContext:
+    """The context the runner gives the agent: a sandbox with what the agent asks for."""
     workspace = tmp_path / "ws"
     workspace.mkdir(exist_ok=True)
     (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    scenario = Scenario(suite="s", name="n", path=tmp_path, suite_path=tmp_path, id="n")
-    return AgentContext(scenario=scenario, prompt="Fix add() in calc.py", workspace=workspace, **kwargs)
+    needs = create_agent("claude-code").sandbox_needs()
+    sandbox = open_sandbox(workspace, SandboxSpec(kind=kind, network=needs.network, env=needs.env, mounts=needs.mounts))
+    _OPENED.append(sandbox)
+    return AgentContext(prompt="Fix add() in calc.py", sandbox=sandbox, **kwargs)
 
 
-def test_claude_code_edits_workspace_and_reports_tokens_cost_turns_and_tool_calls(fake_claude, tmp_path):
-    ctx = _context(tmp_path)
+def test_claude_code_edits_workspace_and_reports_tokens_cost_turns_and_tool_calls(fake_claude, tmp_path, sandbox_kind):
+    ctx = _context(tmp_path, sandbox_kind)
     result = create_agent("claude-code").run(ctx)
     assert result.status == "completed", result.error
     assert (ctx.workspace / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
@@ -102,7 +113,7 @@ def test_claude_code_edits_workspace_and_reports_tokens_cost_turns_and_tool_call
     assert result.model == "claude-sonnet-4-5-20250929"
     tool_names = [e["tool_call"]["name"] for e in result.transcript if "tool_call" in e]
     assert tool_names == ["Read", "Edit", "Bash"]
-    assert json.loads(fake_claude.read_text())["cwd"] == str(ctx.workspace.resolve())
+    assert json.loads(fake_claude.read_text())["cwd"] == ctx.sandbox.inner_workspace
 
 
 def test_claude_code_passes_prompt_budgets_model_and_system_prompt_as_flags(fake_claude, tmp_path):
@@ -119,12 +130,11 @@ def test_claude_code_passes_prompt_budgets_model_and_system_prompt_as_flags(fake
     assert "Bash" in flags["--allowedTools"].split(",")
 
 
-def test_claude_code_environment_keeps_only_the_cli_key(fake_claude, tmp_path, monkeypatch):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-for-the-cli")
+def test_claude_code_environment_keeps_only_the_cli_key(fake_claude, tmp_path, monkeypatch, sandbox_kind):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-secret")
     monkeypatch.setenv("ZE_BENCHMARKS_API_KEY", "worker-secret")
     monkeypatch.setenv("GITHUB_TOKEN", "gh-secret")
-    create_agent("claude-code").run(_context(tmp_path))
+    create_agent("claude-code").run(_context(tmp_path, sandbox_kind))
     env = json.loads(fake_claude.read_text())["env"]
     assert env["ANTHROPIC_API_KEY"] == "sk-ant-for-the-cli"
     for name in ("OPENAI_API_KEY", "ZE_BENCHMARKS_API_KEY", "GITHUB_TOKEN"):
@@ -140,31 +150,38 @@ def test_claude_code_missing_executable_is_a_clear_error(tmp_path, monkeypatch):
     assert "npm install -g @anthropic-ai/claude-code" in result.error
 
 
-def test_claude_code_deadline_kills_the_cli_and_its_children(fake_claude, tmp_path, monkeypatch):
-    monkeypatch.setenv("FAKE_CLAUDE_MODE", "sleep")
-    ctx = _context(tmp_path, deadline=time.monotonic() + 2.0)
+def test_claude_code_deadline_kills_the_cli_and_its_children(fake_claude, tmp_path, monkeypatch, sandbox_kind):
+    from test_sandbox import _gone
+
+    marker = f"9{os.getpid() % 1000}.125"
+    monkeypatch.setenv("CLAUDE_FAKE_MODE", "sleep")
+    monkeypatch.setenv("CLAUDE_FAKE_MARKER", marker)
+    ctx = _context(tmp_path, sandbox_kind, deadline=time.monotonic() + 2.0)
     result = create_agent("claude-code").run(ctx)
     assert result.status == "timeout"
-    child = int((tmp_path / "child.pid").read_text())
-    for _ in range(50):  # the killed child may take a moment to be reaped by init
-        try:
-            os.kill(child, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.1)
-    else:
-        pytest.fail("the CLI's child process survived the deadline")
+    assert _gone(f"sleep {marker}"), "the CLI's child process survived the deadline"
+
+
+def test_claude_code_is_refused_before_running_without_its_cli_or_credentials(tmp_path, monkeypatch, fake_claude):
+    agent = create_agent("claude-code")
+    assert agent.preflight() is None
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    for name in ("CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    assert "needs credentials" in agent.preflight() and "ANTHROPIC_API_KEY" in agent.preflight()
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    assert "`claude` executable on PATH" in agent.preflight()
 
 
 def test_claude_code_max_turns_result_is_budget_exceeded(fake_claude, tmp_path, monkeypatch):
-    monkeypatch.setenv("FAKE_CLAUDE_MODE", "max_turns")
+    monkeypatch.setenv("CLAUDE_FAKE_MODE", "max_turns")
     result = create_agent("claude-code").run(_context(tmp_path))
     assert result.status == "budget_exceeded"
     assert result.tokens_out == 80  # spend is still recorded
 
 
 def test_claude_code_crash_without_result_is_an_error_with_unknown_cost(fake_claude, tmp_path, monkeypatch):
-    monkeypatch.setenv("FAKE_CLAUDE_MODE", "crash")
+    monkeypatch.setenv("CLAUDE_FAKE_MODE", "crash")
     result = create_agent("claude-code").run(_context(tmp_path))
     assert result.status == "error"
     assert "something broke" in result.error

@@ -6,24 +6,39 @@ import json
 
 import pytest
 
-from harness.evaluators.base import EvaluationContext
 from harness.evaluators.dependency_targets import evaluate_dependency_targets
 from harness.evaluators.heuristic_checks import evaluate_heuristic_checks, json_path_get
-from harness.evaluators.hidden_tests import evaluate_hidden_tests, parse_test_counts
+from harness.evaluators.hidden_tests import evaluate_hidden_tests
 from harness.evaluators.pipeline import run_evaluators
+from harness.evaluators.test_reports import TestCounts, detect_runner, parse_junit
 from harness.evaluators.validation import evaluate_validation
+from harness.grading import GradingSession
+from harness.sandbox import resolve_mode
 from harness.scenarios import load_scenario
 from harness.workspace import create_workspace, overlay
 from scenario_builders import FIXED, make_scenario, write_tree
 
+_SESSIONS: list[GradingSession] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_grading_sessions():
+    yield
+    while _SESSIONS:
+        _SESSIONS.pop().close()
+
 
 def _ctx(tmp_path, yaml_text, fixture=None, hidden=None, solve=False, extra=None):
+    """The evaluation context the runner builds: a grading copy of a fresh workspace in a sandbox
+    of this machine's default kind (bwrap where it works)."""
     make_scenario(tmp_path / "suites", yaml_text=yaml_text, fixture=fixture, hidden=hidden, extra=extra)
     scenario = load_scenario("demo", "add-one", tmp_path / "suites")
     ws = create_workspace(scenario, tmp_path / "ws")
     if solve:
         overlay(scenario.solution_dir, ws.path)
-    return EvaluationContext(scenario=scenario, workspace=ws.path, prompt="p", agent_result=None)
+    session = GradingSession(scenario, ws.path, resolve_mode().kind, tmp_path / "grading", prompt="p")
+    _SESSIONS.append(session)
+    return session.context
 
 
 # ---------------------------------------------------------------- validation
@@ -52,12 +67,11 @@ def test_validation_passes_after_fix(tmp_path):
 
 
 def test_validation_timeout_kills_command_and_its_children(tmp_path):
-    marker = tmp_path / "child-survived"
-    ctx = _ctx(tmp_path, f"""\
+    ctx = _ctx(tmp_path, """\
 validation:
   timeout_seconds: 0.5
   commands:
-    test: "(sleep 1; touch {marker}) & sleep 30"
+    test: "(sleep 1; touch child-survived) & sleep 30"
 """)
     (result,) = evaluate_validation(ctx)
     assert result.score == 0 and result.data["timed_out"] is True
@@ -65,7 +79,21 @@ validation:
     import time
 
     time.sleep(1.5)  # the child would have created the marker by now had it survived
-    assert not marker.exists()
+    assert not (ctx.workspace / "child-survived").exists()
+
+
+def test_test_command_exiting_0_with_no_passing_test_fails_the_gate(tmp_path):
+    skipped = {"test_calc.py": "import pytest\n\n@pytest.mark.skip\ndef test_add_one():\n    assert False\n"}
+    ctx = _ctx(tmp_path, "validation:\n  commands:\n    test: {pytest}\n", fixture={"calc.py": FIXED, **skipped})
+    (result,) = evaluate_validation(ctx)
+    assert ctx.command_results["test"].exit_code == 0
+    assert result.score == 0.0 and "0 passed, 1 skipped" in result.details
+
+
+def test_a_runner_without_a_report_is_judged_by_exit_status(tmp_path):
+    ctx = _ctx(tmp_path, "validation:\n  commands:\n    test: 'true'\n")
+    (result,) = evaluate_validation(ctx)
+    assert result.score == 1.0 and "judged by exit status" in result.details
 
 
 # ---------------------------------------------------------------- hidden tests
@@ -110,15 +138,31 @@ def test_hidden_tests_absent_means_no_result(tmp_path):
     assert evaluate_hidden_tests(ctx) is None
 
 
-@pytest.mark.parametrize(("output", "expected"), [
-    ("..F.\n1 failed, 3 passed in 0.05s\n", (3, 4)),
-    ("==== 2 passed, 1 skipped, 1 error in 1.00s ====", (2, 3)),
-    ("# tests 4\n# pass 3\n# fail 1\n# cancelled 0\n", (3, 4)),
-    ("ℹ tests 2\nℹ pass 2\nℹ fail 0\n", (2, 2)),
-    ("all good\n", None),
+def test_hidden_tests_printing_a_fake_summary_earn_nothing(tmp_path):
+    ctx = _ctx(tmp_path, "hidden_tests:\n  command: \"echo '5 passed in 0.1s'; {pytest} --co -q >/dev/null\"\n",
+               hidden=HIDDEN)
+    result = evaluate_hidden_tests(ctx)
+    assert result.score == 0.0 and result.data["total"] == 0
+
+
+@pytest.mark.parametrize(("command", "runner"), [
+    ("python3 -m pytest -q", "pytest"), ("pytest tests/x.py", "pytest"), ("cd a && py.test", "pytest"),
+    ("node --test", "node"), ("node --experimental-vm-modules --test test/", "node"), ("npm test", "node"),
+    ("pnpm run test", "node"), ("node tools/install.mjs", None), ("sh check.sh", None), ("echo pytest-free", None),
 ])
-def test_parse_test_counts(output, expected):
-    assert parse_test_counts(output) == expected
+def test_detect_runner(command, runner):
+    assert detect_runner(command) == runner
+
+
+def test_parse_junit_counts_skips_xfails_and_errors_apart_from_passes(tmp_path):
+    report = tmp_path / "r.xml"
+    report.write_text("""<testsuites><testsuite name="s">
+<testcase name="a"/><testcase name="b"><failure message="x"/></testcase>
+<testcase name="c"><skipped message="xfail"/></testcase><testcase name="d"><error message="e"/></testcase>
+<testsuite name="nested"><testcase name="e"/></testsuite></testsuite></testsuites>""")
+    counts = parse_junit(report)
+    assert counts == TestCounts(passed=2, failed=1, errors=1, skipped=1)
+    assert counts.total == 5 and not counts.clean
 
 
 # ---------------------------------------------------------------- heuristic checks

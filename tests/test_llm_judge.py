@@ -11,7 +11,7 @@ import respx
 from harness.agents.base import AgentResult
 from harness.evaluators.base import EvaluationContext
 from harness.evaluators.llm_judge import categories_for, evaluate_llm_judge, infer_provider, weighted_score
-from harness.process import CommandResult
+from harness.sandbox import CommandResult
 from harness.scenarios import JudgeConfig, Scenario
 from harness.workspace import WorkspaceDiff
 

@@ -13,7 +13,7 @@ import harness.agents.local as local_agent
 from harness.agents import create_agent
 from harness.agents.base import AgentContext, Budgets
 from harness.local_model import MODEL_NAME
-from harness.scenarios import Scenario
+from harness.sandbox import SandboxSpec, open_sandbox
 
 BASE = "http://127.0.0.1:9/v1"  # never contacted: respx answers
 
@@ -26,8 +26,7 @@ def _ctx(tmp_path, **kwargs) -> AgentContext:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    scenario = Scenario(suite="s", name="n", path=tmp_path, suite_path=tmp_path, id="n")
-    return AgentContext(scenario=scenario, prompt="Fix add().", workspace=ws, **kwargs)
+    return AgentContext(prompt="Fix add().", sandbox=open_sandbox(ws, SandboxSpec(kind="none")), **kwargs)
 
 
 def _reply(message: dict, usage=(300, 20)) -> httpx.Response:

@@ -1,12 +1,17 @@
-"""The sandbox around agent tools: confinement, secrets, runaway processes and output."""
+"""The sandbox seam: both backends, the file tools' confinement, limits and the lifecycle."""
 
 from __future__ import annotations
 
 import os
+import socket
+import threading
 import time
+from pathlib import Path
 
 import pytest
 
+from harness.sandbox import Limits, SandboxClosed, SandboxSpec, SandboxUnavailable, open_sandbox, resolve_mode
+from harness.sandbox.limits import cgroup_support
 from harness.tools import Toolset
 
 
@@ -19,9 +24,38 @@ def ws(tmp_path):
     return root
 
 
+def _alive(marker: str) -> list[int]:
+    """Host pids of processes whose command line contains ``marker``."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/cmdline", "rb") as fh:
+                cmdline = fh.read()
+            with open(f"/proc/{entry.name}/stat") as fh:
+                state = fh.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def _gone(marker: str, wait_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        if not _alive(marker):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+# --------------------------------------------------------------------------- file tools
+
 @pytest.mark.parametrize("path", ["../secret.txt", "a/../../secret.txt", "/etc/passwd", "/", ".."])
-def test_paths_outside_the_workspace_are_refused_for_every_file_tool(ws, path):
-    tools = Toolset(ws)
+def test_paths_outside_the_workspace_are_refused_for_every_file_tool(ws, make_sandbox, path):
+    tools = Toolset(make_sandbox(ws))
     for name, args in [
         ("read_file", {"path": path}),
         ("write_file", {"path": path, "content": "pwned"}),
@@ -32,14 +66,17 @@ def test_paths_outside_the_workspace_are_refused_for_every_file_tool(ws, path):
     assert (ws.parent / "secret.txt").read_text() == "outside secret\n"
 
 
-def test_absolute_path_inside_the_workspace_is_allowed(ws):
-    assert Toolset(ws).execute("read_file", {"path": str(ws / "ok.txt")}).content == "inside\n"
+def test_absolute_paths_inside_the_workspace_are_allowed_as_host_and_as_sandbox_paths(ws, make_sandbox, sandbox_kind):
+    box = make_sandbox(ws, sandbox_kind)
+    tools = Toolset(box)
+    assert tools.execute("read_file", {"path": str(ws / "ok.txt")}).content == "inside\n"
+    assert tools.execute("read_file", {"path": f"{box.inner_workspace}/ok.txt"}).content == "inside\n"
 
 
-def test_symlinks_pointing_out_are_refused(ws):
+def test_symlinks_pointing_out_are_refused(ws, make_sandbox):
     os.symlink(ws.parent / "secret.txt", ws / "link.txt")
     os.symlink(ws.parent, ws / "escape")
-    tools = Toolset(ws)
+    tools = Toolset(make_sandbox(ws))
     assert tools.execute("read_file", {"path": "link.txt"}).is_error
     assert tools.execute("read_file", {"path": "escape/secret.txt"}).is_error
     assert tools.execute("write_file", {"path": "escape/new.txt", "content": "x"}).is_error
@@ -49,65 +86,209 @@ def test_symlinks_pointing_out_are_refused(ws):
     assert (ws.parent / "secret.txt").read_text() == "outside secret\n"
 
 
-def test_symlink_inside_the_workspace_is_followed(ws):
+def test_symlink_inside_the_workspace_is_followed(ws, make_sandbox):
     os.symlink("ok.txt", ws / "alias.txt")
-    assert Toolset(ws).execute("read_file", {"path": "alias.txt"}).content == "inside\n"
+    assert Toolset(make_sandbox(ws)).execute("read_file", {"path": "alias.txt"}).content == "inside\n"
 
 
-def test_api_keys_are_not_visible_to_run_command(ws, monkeypatch):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-secret")
-    monkeypatch.setenv("ZE_BENCHMARKS_API_KEY", "worker-secret")
-    monkeypatch.setenv("GITHUB_TOKEN", "gh-secret")
-    res = Toolset(ws).execute("run_command", {"command": "env"})
-    assert "exit code: 0" in res.content
-    for secret in ("sk-ant-secret", "sk-openai-secret", "worker-secret", "gh-secret", "_API_KEY"):
-        assert secret not in res.content
+def test_write_file_never_writes_through_a_hard_link(ws, make_sandbox):
+    outside = ws.parent / "secret.txt"
+    os.link(outside, ws / "hard.txt")
+    res = Toolset(make_sandbox(ws)).execute("write_file", {"path": "hard.txt", "content": "overwritten"})
+    assert not res.is_error, res.content
+    assert (ws / "hard.txt").read_text() == "overwritten"
+    assert outside.read_text() == "outside secret\n"
 
 
-def test_a_forked_sleeping_child_is_killed_with_the_command(ws):
-    marker = ws / "child.pid"
-    res = Toolset(ws, command_timeout_s=2).execute(
-        "run_command", {"command": f"sh -c 'echo $$ > {marker}; sleep 300' & sleep 300"}
-    )
-    assert res.is_error and "timed out" in res.content
-    pid = int(marker.read_text().strip())
-    for _ in range(50):  # the kernel may take a moment to reap the group
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.1)
-    else:
-        pytest.fail(f"child {pid} survived the command's timeout")
+# --------------------------------------------------------------------------- commands
+
+def test_commands_get_a_clean_environment_without_secrets(ws, make_sandbox, sandbox_kind, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret-value")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-secret-value")
+    monkeypatch.setenv("ZE_BENCHMARKS_API_KEY", "worker-secret-value")
+    monkeypatch.setenv("GITHUB_TOKEN", "gh-secret-value")
+    monkeypatch.setenv("SOME_HARMLESS_SETTING", "visible-to-nobody")
+    result = make_sandbox(ws, sandbox_kind).run("env")
+    assert result.ok
+    for leaked in ("secret-value", "_API_KEY", "GITHUB_TOKEN", "visible-to-nobody"):
+        assert leaked not in result.stdout
+    env = dict(line.split("=", 1) for line in result.stdout.splitlines() if "=" in line)
+    assert env["HOME"] != os.environ.get("HOME") and env["TMPDIR"]
 
 
-def test_a_background_child_does_not_outlive_a_finished_command(ws):
-    marker = ws / "bg.pid"
-    res = Toolset(ws).execute("run_command", {"command": f"(sleep 300 >/dev/null 2>&1 & echo $! > {marker}) ; echo done"})
-    assert "exit code: 0" in res.content
-    pid = int(marker.read_text().strip())
-    for _ in range(50):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.1)
-    else:
-        pytest.fail(f"background child {pid} survived")
+def test_a_timed_out_command_is_killed_with_every_child(ws, make_sandbox, sandbox_kind):
+    marker = f"sleep 7{os.getpid() % 1000}.25"
+    result = make_sandbox(ws, sandbox_kind).run(f"sh -c '{marker}' & {marker}", timeout_s=1)
+    assert result.timed_out and result.killed_by == "timeout" and result.exit_code is None
+    assert _gone(marker), _alive(marker)
+
+
+@pytest.mark.parametrize("how", ["background", "setsid", "nohup"])
+def test_nothing_a_finished_command_started_outlives_it(ws, make_sandbox, sandbox_kind, how):
+    marker = f"sleep 6{os.getpid() % 1000}.{len(how)}5"
+    launch = {"background": f"({marker} >/dev/null 2>&1 &);", "setsid": f"setsid {marker} >/dev/null 2>&1 &",
+              "nohup": f"nohup {marker} >/dev/null 2>&1 &"}[how]
+    started = time.monotonic()
+    result = make_sandbox(ws, sandbox_kind).run(f"{launch} echo done")
+    assert result.ok and result.stdout.strip() == "done"
+    assert time.monotonic() - started < 10  # the detached child did not hold the command open
+    assert _gone(marker), _alive(marker)
+
+
+def test_a_detached_child_holding_the_output_does_not_hold_the_command(ws, make_sandbox, sandbox_kind):
+    marker = f"sleep 5{os.getpid() % 1000}.75"
+    started = time.monotonic()
+    result = make_sandbox(ws, sandbox_kind).run(f"setsid {marker} & echo started", timeout_s=60)
+    assert result.ok and "started" in result.stdout
+    assert time.monotonic() - started < 10
+    assert _gone(marker)
+
+
+def test_output_is_capped_head_and_tail(ws, make_sandbox):
+    result = make_sandbox(ws).run("seq 1 200000", output_cap=1000)
+    assert result.truncated and "bytes omitted" in result.stdout
+    assert result.stdout.startswith("1\n2\n") and result.stdout.rstrip().endswith("200000")
 
 
 @pytest.mark.integration
-def test_a_command_printing_100_mb_is_contained(ws):
+def test_a_command_printing_100_mb_costs_bounded_memory(ws, make_sandbox):
     import resource
 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    res = Toolset(ws, command_output_cap=64 * 1024).execute(
-        "run_command", {"command": "head -c 100000000 /dev/zero | tr '\\0' 'a'"}
-    )
+    result = make_sandbox(ws).run("head -c 100000000 /dev/zero | tr '\\0' 'a'", output_cap=64 * 1024)
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    assert "exit code: 0" in res.content
-    assert len(res.content) < 100 * 1024
-    assert "bytes omitted" in res.content
-    # ru_maxrss is in KiB on Linux; holding the output would need ~100 MB more.
-    assert after - before < 50 * 1024
+    assert result.ok and result.truncated
+    assert len(result.stdout) < 100 * 1024
+    assert after - before < 50 * 1024  # KiB: holding the output would need ~100 MB more
+
+
+def test_the_file_size_limit_stops_a_huge_file(ws, make_sandbox, sandbox_kind):
+    box = make_sandbox(ws, sandbox_kind, limits=Limits(file_size_bytes=1024 * 1024))
+    if box.enforcement.describe()["fileSize"]["enforcedBy"] is None:
+        pytest.skip("prlimit is not installed")
+    result = box.run("head -c 5000000 /dev/zero > big.bin; echo $?")
+    assert (ws / "big.bin").stat().st_size <= 1024 * 1024
+    assert result.stdout.strip() != "0"
+
+
+def test_the_memory_limit_stops_a_memory_hog(ws, make_sandbox, sandbox_kind):
+    box = make_sandbox(ws, sandbox_kind, limits=Limits(memory_bytes=256 * 1024 * 1024))
+    if box.enforcement.describe()["memory"]["enforcedBy"] is None:
+        pytest.skip("no cgroup and no prlimit: memory is not limited here")
+    result = box.run("python3 -c 'x = bytearray(1 << 30); x[::4096] = b\"1\" * len(x[::4096]); print(\"allocated\")'",
+                     timeout_s=60)
+    assert not result.ok and "allocated" not in result.stdout
+    if box.enforcement.describe()["memory"]["enforcedBy"].startswith("cgroup"):
+        assert result.killed_by == "memory"
+
+
+def test_the_process_limit_is_enforced_by_a_cgroup_or_reported_as_not_enforced(ws, make_sandbox, sandbox_kind):
+    box = make_sandbox(ws, sandbox_kind, limits=Limits(max_processes=32))
+    how = box.describe()["limits"]["processes"]["enforcedBy"]
+    if how is None:
+        assert os.getuid() == 0 and cgroup_support() is None  # root without cgroups: honestly unenforced
+        return
+    result = box.run("for i in $(seq 1 100); do sleep 3 & done; wait; echo finished", timeout_s=30)
+    assert "fork" in result.stderr.lower() or "resource" in result.stderr.lower() or result.killed_by == "processes"
+
+
+# --------------------------------------------------------------------------- lifecycle
+
+def test_a_closed_sandbox_refuses_commands_and_tools(ws, make_sandbox, sandbox_kind):
+    box = make_sandbox(ws, sandbox_kind)
+    tools = Toolset(box)
+    box.close()
+    with pytest.raises(SandboxClosed):
+        box.run("true")
+    for name, args in [("run_command", {"command": "touch late.txt"}), ("write_file", {"path": "late.txt", "content": "x"}),
+                       ("read_file", {"path": "ok.txt"})]:
+        res = tools.execute(name, args)
+        assert res.is_error and "the run is over" in res.content
+    assert not (ws / "late.txt").exists()
+
+
+def test_closing_a_sandbox_kills_a_running_command(ws, make_sandbox, sandbox_kind):
+    box = make_sandbox(ws, sandbox_kind)
+    marker = f"sleep 4{os.getpid() % 1000}.5"
+    results = []
+    runner = threading.Thread(target=lambda: results.append(box.run(marker, timeout_s=120)))
+    runner.start()
+    deadline = time.monotonic() + 10
+    while not _alive(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    started = time.monotonic()
+    box.close()
+    runner.join(timeout=15)
+    assert not runner.is_alive() and time.monotonic() - started < 10
+    assert results[0].killed_by == "closed"
+    assert _gone(marker)
+
+
+# --------------------------------------------------------------------------- what bwrap hides
+
+def test_bwrap_shows_only_the_runtime_and_the_workspace(ws, make_sandbox, tmp_path):
+    pytest.importorskip("harness.sandbox.bwrap")
+    from harness.sandbox.bwrap import probe
+
+    if probe() is not None:
+        pytest.skip(probe())
+    checkout = Path(__file__).resolve().parent.parent
+    box = make_sandbox(ws, "bwrap")
+    script = (f"pwd; ls {checkout}/suites 2>&1; ls {tmp_path} 2>&1; ls ~ | wc -l; "
+              "touch /usr/x 2>&1; touch /x 2>&1; echo hi > /tmp/t && cat /tmp/t; ls /proc | grep -c '^[0-9]'")
+    result = box.run(script)
+    lines = result.stdout.splitlines()
+    assert lines[0] == "/workspace"
+    assert "No such file" in result.stdout  # neither the suites nor the test's own directory
+    assert "Read-only file system" in result.stdout
+    assert "hi" in lines
+    assert int(lines[-1]) < 10  # a fresh /proc: the command's own few processes
+
+
+def test_bwrap_has_no_network_unless_allowed(ws, make_sandbox):
+    from harness.sandbox.bwrap import probe
+
+    if probe() is not None:
+        pytest.skip(probe())
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+    try:
+        connect = f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=3); print('connected')\""
+        closed = make_sandbox(ws, "bwrap").run(connect)
+        assert "connected" not in closed.stdout and "refused" in closed.stderr.lower()
+        opened = make_sandbox(ws, "bwrap", network=True).run(connect)
+        assert "connected" in opened.stdout, opened.stderr
+    finally:
+        server.close()
+
+
+def test_auto_falls_back_to_none_with_a_reason_and_bwrap_mode_refuses(monkeypatch):
+    from harness.sandbox import bwrap
+
+    monkeypatch.setenv("ZE_BENCHMARKS_BWRAP", "/nonexistent/bwrap")
+    monkeypatch.setattr(bwrap, "bwrap_executable", lambda: None)
+    bwrap.probe.cache_clear()
+    try:
+        choice = resolve_mode("auto")
+        assert choice.kind == "none" and "not installed" in choice.fallback_reason
+        with pytest.raises(SandboxUnavailable, match="not installed"):
+            resolve_mode("bwrap")
+        assert resolve_mode("none").fallback_reason is None
+        with pytest.raises(ValueError, match="unknown sandbox mode"):
+            resolve_mode("docker")
+    finally:
+        bwrap.probe.cache_clear()
+
+
+def test_describe_reports_the_kind_network_and_how_each_limit_is_enforced(ws, make_sandbox, sandbox_kind):
+    info = make_sandbox(ws, sandbox_kind).describe()
+    assert info["kind"] == sandbox_kind and info["network"] is False
+    assert set(info["limits"]) == {"time", "output", "processes", "memory", "fileSize"}
+    assert info["limits"]["time"]["enforcedBy"] == "harness timer"
+
+
+def test_open_sandbox_refuses_an_unknown_kind(ws):
+    with pytest.raises(ValueError, match="unknown sandbox kind"):
+        open_sandbox(ws, SandboxSpec(kind="docker"))

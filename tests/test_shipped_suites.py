@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.bench import main
-from harness.process import run_command
+from harness.sandbox import SandboxSpec, open_sandbox
 from harness.results import open_client
 from harness.scenarios import discover_suites, load_scenario, resolve_prompt
 
@@ -144,11 +144,13 @@ def test_shipped_heuristics_use_every_kind_including_negated_patterns_with_exclu
     assert negated_with_exclude >= 1
 
 
-def test_scenario_commands_run_the_harness_interpreter_without_an_activated_venv(tmp_path, monkeypatch):
+def test_scenario_commands_run_the_harness_interpreter_without_an_activated_venv(tmp_path, monkeypatch,
+                                                                                  sandbox_kind):
     """Validation commands say `python3 -m pytest`; on a fresh machine the system python3 has no
     pytest, so the harness's own interpreter must come first on PATH even when `bench` was
     started as .venv/bin/bench without activating the virtualenv."""
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
-    result = run_command("python3 -c 'import sys; print(sys.prefix)'", tmp_path, timeout_s=30)
+    with open_sandbox(tmp_path, SandboxSpec(kind=sandbox_kind)) as sandbox:
+        result = sandbox.run("python3 -c 'import sys, pytest; print(sys.prefix)'", timeout_s=30)
     assert result.ok, result.combined_output()
     assert result.stdout.strip() == sys.prefix

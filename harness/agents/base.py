@@ -1,4 +1,10 @@
-"""The agent contract: what every agent receives and what it returns (DESIGN section 4)."""
+"""The agent contract: what every agent receives and what it returns.
+
+An agent gets the prompt, a sandbox bound to its workspace, its budgets and the tools the
+scenario enables, never the scenario itself: the answer key (the solution, the hidden tests)
+belongs to the scorer. The one agent that needs the solution, ``oracle``, declares it
+(``uses_reference_solution``) and is handed it through ``provide_reference_solution``.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from harness.tools import ToolConfig
+
 if TYPE_CHECKING:
-    from harness.scenarios import Scenario
+    from harness.sandbox import Mount, Sandbox
 
 AgentStatus = Literal["completed", "failed", "timeout", "budget_exceeded", "error"]
 
@@ -25,19 +33,34 @@ class Budgets:
 
 
 @dataclass
+class SandboxNeeds:
+    """What an agent needs of its sandbox beyond the scenario's settings (``claude-code``:
+    the network, its credentials and its own installation)."""
+
+    network: bool = False
+    env: dict[str, str] = field(default_factory=dict)
+    mounts: tuple[Mount, ...] = ()
+
+
+@dataclass
 class AgentContext:
     """What an agent gets for one run."""
 
-    scenario: Scenario
     prompt: str  # the tier prompt text
-    workspace: Path
+    sandbox: Sandbox  # bound to the run's workspace; every command goes through it
     budgets: Budgets = field(default_factory=Budgets)
+    tools: ToolConfig = field(default_factory=ToolConfig)
     system_prompt: str | None = None  # the specialist's system prompt, if any
     model: str | None = None
     deadline: float | None = None  # time.monotonic() value at which the run must stop
     repeat_index: int = 0  # iteration number; part of the response cache key
     use_cache: bool = True
     options: dict[str, Any] = field(default_factory=dict)  # agent-specific (base_url, ...)
+
+    @property
+    def workspace(self) -> Path:
+        """The workspace's host directory (for work the agent does in the harness process)."""
+        return self.sandbox.workspace
 
     def remaining_s(self) -> float:
         if self.deadline is None:
@@ -73,5 +96,9 @@ class Agent(Protocol):
 
     def run(self, ctx: AgentContext) -> AgentResult: ...
 
-    # Optional: ``preflight() -> str | None`` names a configuration problem (a missing API key)
-    # that would fail every run, so the CLI can refuse before starting any.
+    # Optional:
+    # - ``preflight() -> str | None`` names a configuration problem (a missing API key, a
+    #   missing CLI) that would fail every run, so the CLI can refuse before starting any;
+    # - ``sandbox_needs() -> SandboxNeeds`` asks for network, environment or mounts;
+    # - ``uses_reference_solution = True`` with ``provide_reference_solution(path)``: the
+    #   runner hands the scenario's solution/ directory to this agent alone.

@@ -8,29 +8,36 @@ final ``result`` object with the answer, ``num_turns``, ``total_cost_usd`` and t
 count tool calls and keep a transcript; the ``result`` line gives answer, tokens and cost.
 Plain ``--output-format json`` output is parsed too.
 
-Environment: the CLI gets the harness's scrubbed environment (no API keys, tokens or worker
-credentials) plus only the credentials the CLI itself needs to reach its model:
-``ANTHROPIC_API_KEY`` (or ``CLAUDE_CODE_OAUTH_TOKEN`` / ``ANTHROPIC_AUTH_TOKEN`` and
-``ANTHROPIC_BASE_URL``). This is a deliberate exception to the sandbox rule: without its key
-the CLI cannot work at all. The consequence, documented in the README, is that commands the
-CLI runs through its own Bash tool can see that one key; no other secret is passed.
+Sandbox: the CLI runs in the run's sandbox like any agent command (its own ``Bash`` tool
+included), with three additions it asks for through ``sandbox_needs()``: the network (it
+must reach its API), its own installation directory (read-only), and its credentials. The
+environment is the sandbox's clean one plus the variables of the harness's environment whose
+names start with ``ANTHROPIC_`` or ``CLAUDE_`` (``ANTHROPIC_API_KEY``, or
+``CLAUDE_CODE_OAUTH_TOKEN`` / ``ANTHROPIC_AUTH_TOKEN`` with ``ANTHROPIC_BASE_URL``, and the
+CLI's own settings). This is a deliberate exception: without its key the CLI cannot work, so
+commands it runs can read that key; no other secret is passed. A login stored in the user's
+``~/.claude`` is not visible (the sandbox's ``$HOME`` is private), so a key in the
+environment is required; ``preflight()`` refuses the agent without one, or without the CLI.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shlex
 import shutil
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.agents import register_agent
-from harness.agents.base import AgentContext, AgentResult
-from harness.process import run_command, scrubbed_env
+from pathlib import Path
 
-# Credentials the CLI itself needs; every other secret stays scrubbed.
-CLI_CREDENTIAL_VARS = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
+from harness.agents import register_agent
+from harness.agents.base import AgentContext, AgentResult, SandboxNeeds
+from harness.sandbox import Mount, SandboxClosed
+
+# Credentials the CLI can work with (one is needed).
+CLI_CREDENTIAL_VARS = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN")
+# Variables of the harness's environment handed to the CLI: its credentials and settings.
+CLI_ENV_PREFIXES = ("ANTHROPIC_", "CLAUDE_")
 
 # Tools pre-approved for the CLI in print mode (there is nobody to answer a permission prompt).
 DEFAULT_ALLOWED_TOOLS = ("Read", "Write", "Edit", "MultiEdit", "Bash", "Glob", "Grep", "LS")
@@ -160,13 +167,10 @@ def _usage_totals(result: dict[str, Any]) -> tuple[int, int, int, int]:
 
 
 def cli_environment(base: dict[str, str] | None = None) -> dict[str, str]:
-    """The scrubbed environment plus the CLI's own credentials (see the module docstring)."""
-    source = dict(os.environ if base is None else base)
-    env = scrubbed_env(source)
-    for name in CLI_CREDENTIAL_VARS:
-        if source.get(name):
-            env[name] = source[name]
-    return env
+    """What the CLI gets on top of the sandbox's clean environment (see the module docstring)."""
+    source = os.environ if base is None else base
+    return {k: v for k, v in source.items()
+            if k.startswith(CLI_ENV_PREFIXES) and k != "ZE_BENCHMARKS_CLAUDE_BIN" and v}
 
 
 class ClaudeCodeAgent:
@@ -189,15 +193,36 @@ class ClaudeCodeAgent:
         self.disallowed_tools = tuple(DEFAULT_DISALLOWED_TOOLS if disallowed_tools is None else disallowed_tools)
         self.permission_mode = permission_mode
 
-    def resolve_executable(self, env: dict[str, str]) -> str:
-        """The CLI's path, or :class:`ClaudeCodeNotFoundError` saying how to install it."""
-        found = shutil.which(self.executable, path=env.get("PATH"))
+    def resolve_executable(self) -> str:
+        """The CLI's real path (symlinks resolved), or :class:`ClaudeCodeNotFoundError` saying
+        how to install it."""
+        found = shutil.which(self.executable)
         if not found:
             raise ClaudeCodeNotFoundError(
                 f"the claude-code agent needs the `{self.executable}` executable on PATH "
                 "(install Claude Code: npm install -g @anthropic-ai/claude-code)"
             )
-        return found
+        return os.path.realpath(found)
+
+    def preflight(self) -> str | None:
+        """Why every run would fail before reaching the model (no CLI, no credentials), or None."""
+        try:
+            self.resolve_executable()
+        except ClaudeCodeNotFoundError as exc:
+            return str(exc)
+        if not any(os.environ.get(name) for name in CLI_CREDENTIAL_VARS):
+            return ("the claude-code agent needs credentials in the environment: set ANTHROPIC_API_KEY "
+                    "(or CLAUDE_CODE_OAUTH_TOKEN); a login stored in ~/.claude is not visible in the sandbox")
+        return None
+
+    def sandbox_needs(self) -> SandboxNeeds:
+        """The network, the CLI's credentials, and its installation directory (read-only)."""
+        mounts: tuple[Mount, ...] = ()
+        try:
+            mounts = (Mount(Path(self.resolve_executable()).parent),)
+        except ClaudeCodeNotFoundError:
+            pass
+        return SandboxNeeds(network=True, env=cli_environment(), mounts=mounts)
 
     def command(self, executable: str, ctx: AgentContext) -> list[str]:
         """The argument vector for one run."""
@@ -218,21 +243,18 @@ class ClaudeCodeAgent:
         return argv
 
     def run(self, ctx: AgentContext) -> AgentResult:
-        env = cli_environment()
         try:
-            executable = self.resolve_executable(env)
+            executable = self.resolve_executable()
         except ClaudeCodeNotFoundError as exc:
             return AgentResult(status="error", error=str(exc), model=ctx.model or self.model)
         timeout = ctx.remaining_s()
         if timeout <= 0:
             return AgentResult(status="timeout", error="no time left before the run's deadline", model=ctx.model or self.model)
-        completed = run_command(
-            shlex.join(self.command(executable, ctx)),
-            cwd=ctx.workspace,
-            timeout_s=timeout,
-            env=env,
-            output_cap=OUTPUT_CAP,
-        )
+        try:
+            completed = ctx.sandbox.run_argv(self.command(executable, ctx), timeout_s=timeout,
+                                             env=cli_environment(), output_cap=OUTPUT_CAP)
+        except SandboxClosed as exc:
+            return AgentResult(status="timeout", error=str(exc), model=ctx.model or self.model)
         parsed = parse_cli_output(completed.stdout)
         return self._result(ctx, completed, parsed)
 
@@ -257,7 +279,7 @@ class ClaudeCodeAgent:
             transcript=parsed.transcript,
         )
         subtype = str(result.get("subtype") or "")
-        if completed.timed_out:
+        if completed.timed_out or completed.killed_by == "closed":
             agent_result.status = "timeout"
             agent_result.error = f"claude did not finish before the deadline ({completed.duration_ms / 1000:.0f} s)"
         elif not result:

@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from harness.agents.base import AgentResult
-    from harness.process import CommandResult
+    from harness.evaluators.test_reports import TestCounts
+    from harness.grading import GradingCopy
+    from harness.sandbox import CommandResult, Sandbox
     from harness.scenarios import Scenario
     from harness.workspace import WorkspaceDiff
 
@@ -33,12 +35,21 @@ class EvaluatorResult:
 
 @dataclass
 class EvaluationContext:
-    """Everything an evaluator may look at once the agent has finished."""
+    """Everything an evaluator may look at once the agent has finished.
+
+    ``workspace`` is the grading copy (:mod:`harness.grading`), ``sandbox`` the fresh sandbox
+    bound to it: every command an evaluator runs goes through it. ``diff`` is the agent's
+    real change (before protected files were restored).
+    """
 
     scenario: Scenario
     workspace: Path
     prompt: str
     agent_result: AgentResult | None
+    sandbox: Sandbox
+    grading: GradingCopy | None = None
     diff: WorkspaceDiff | None = None
     command_results: dict[str, CommandResult] = field(default_factory=dict)  # validation name -> result
+    test_counts: dict[str, TestCounts | None] = field(default_factory=dict)  # test command -> report counts
     use_cache: bool = True
+    judge: Any = None  # harness.evaluators.llm_judge.JudgeChoice; None: decide from the scenario

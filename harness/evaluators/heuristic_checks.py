@@ -11,7 +11,11 @@ Kinds (each check has ``name``, ``weight`` default 1, ``description``):
   ``equals`` a value, or ``exists: false``), or a markdown heading contains ``section_header``.
 - ``scripts``: ``script`` (looked up in the scenario directory, then the suite directory,
   then the workspace) exits 0; ``args`` may use ``${scenario.id}``, ``${scenario.suite}``,
-  ``${scenario.name}``, ``${artifact.<key>}`` and ``${workspace}``.
+  ``${scenario.name}``, ``${artifact.<key>}`` and ``${workspace}`` (the workspace's path as
+  commands see it). A script from the scenario or suite is mounted read-only into the grading
+  sandbox (:func:`script_mounts`); nothing else of the suite is visible there.
+
+Commands and scripts run in the grading sandbox, with pytest reading the fixture's settings.
 
 Score = passed weight / total weight.
 """
@@ -31,8 +35,9 @@ from typing import Any
 import yaml
 
 from harness.evaluators.base import EvaluationContext, EvaluatorResult
+from harness.evaluators.validation import run_graded
 from harness.globs import glob_files
-from harness.process import run_command
+from harness.sandbox import Mount
 from harness.workspace import ALWAYS_EXCLUDED
 
 NAME = "heuristic_checks"
@@ -55,15 +60,19 @@ def _weight(check: dict[str, Any]) -> float:
     return float(check.get("weight", 1.0))
 
 
-def _command_check(check: dict[str, Any], ctx: EvaluationContext) -> tuple[bool, str]:
-    result = run_command(check["command"], ctx.workspace,
-                         timeout_s=float(check.get("timeout_seconds", DEFAULT_CHECK_TIMEOUT_S)))
+def _run_check_command(command: str, check: dict[str, Any], ctx: EvaluationContext) -> tuple[bool, str]:
+    result = run_graded(ctx, command, "heuristic", test=False,
+                        timeout_s=float(check.get("timeout_seconds", DEFAULT_CHECK_TIMEOUT_S))).result
     if result.ok:
         return True, "exit 0"
     if result.timed_out:
         return False, "timed out"
     first = (result.stderr or result.stdout).strip().splitlines()
-    return False, f"exit {result.exit_code}" + (f": {first[-1][:200]}" if first else "")
+    return False, result.outcome() + (f": {first[-1][:200]}" if first else "")
+
+
+def _command_check(check: dict[str, Any], ctx: EvaluationContext) -> tuple[bool, str]:
+    return _run_check_command(check["command"], check, ctx)
 
 
 def _file_check(check: dict[str, Any], ctx: EvaluationContext) -> tuple[bool, str]:
@@ -168,7 +177,7 @@ def _substitute(arg: str, ctx: EvaluationContext) -> str:
         "scenario.id": scenario.id,
         "scenario.suite": scenario.suite,
         "scenario.name": scenario.name,
-        "workspace": str(ctx.workspace),
+        "workspace": ctx.sandbox.inner_workspace,
     }
     for key, value in (scenario.artifact or {}).items():
         values[f"artifact.{key}"] = "" if value is None else str(value)
@@ -180,34 +189,54 @@ def _substitute(arg: str, ctx: EvaluationContext) -> str:
     return re.sub(r"\$\{([A-Za-z0-9_.]+)\}", repl, str(arg))
 
 
-def _resolve_script(script: str, ctx: EvaluationContext) -> Path | None:
+def _suite_script(script: str, scenario: Any) -> Path | None:
+    """A check's script in the scenario or suite directory (absolute paths as given)."""
     if os.path.isabs(script):
         return Path(script) if Path(script).is_file() else None
-    # Scenario and suite first: a script the agent planted in the workspace must not shadow them.
-    for base in (ctx.scenario.path, ctx.scenario.suite_path, ctx.workspace):
+    for base in (scenario.path, scenario.suite_path):
         if (base / script).is_file():
-            return base / script
+            return (base / script).resolve()
     return None
+
+
+def script_mounts(scenario: Any) -> tuple[Mount, ...]:
+    """Read-only mounts of the scripts the scenario's checks run from outside the workspace."""
+    mounts: list[Mount] = []
+    for i, check in enumerate((scenario.heuristic_checks or {}).get("scripts") or []):
+        path = _suite_script(str(check.get("script", "")), scenario)
+        if path is not None:
+            mounts.append(Mount(path, f"/zebench/scripts/{i}/{path.name}"))
+    return tuple(mounts)
+
+
+def _resolve_script(script: str, ctx: EvaluationContext) -> tuple[Path, str] | None:
+    """The script's host path and its path as the grading sandbox sees it. Scenario and suite
+    first: a script the agent planted in the workspace must not shadow them."""
+    path = _suite_script(script, ctx.scenario)
+    if path is None and not os.path.isabs(script) and (ctx.workspace / script).is_file():
+        path = ctx.workspace / script
+    if path is None:
+        return None
+    try:
+        return path, ctx.sandbox.inner_path(path)
+    except ValueError:
+        return None
 
 
 _INTERPRETERS = {".py": sys.executable, ".js": "node", ".mjs": "node", ".cjs": "node", ".sh": "sh"}
 
 
 def _script_check(check: dict[str, Any], ctx: EvaluationContext) -> tuple[bool, str]:
-    path = _resolve_script(check["script"], ctx)
-    if path is None:
+    found = _resolve_script(check["script"], ctx)
+    if found is None:
         return False, f"script not found: {check['script']}"
+    host, inner = found
     args = [_substitute(a, ctx) for a in check.get("args") or []]
-    if os.access(path, os.X_OK):
-        argv = [str(path), *args]
+    if host.suffix not in _INTERPRETERS and os.access(host, os.X_OK):
+        argv = [inner, *args]
     else:
-        argv = [_INTERPRETERS.get(path.suffix, "sh"), str(path), *args]
-    result = run_command(shlex.join(argv), ctx.workspace,
-                         timeout_s=float(check.get("timeout_seconds", DEFAULT_CHECK_TIMEOUT_S)))
-    if result.ok:
-        return True, "exit 0"
-    lines = (result.stderr or result.stdout).strip().splitlines()
-    return False, ("timed out" if result.timed_out else f"exit {result.exit_code}") + (f": {lines[-1][:200]}" if lines else "")
+        argv = [_INTERPRETERS.get(host.suffix, "sh"), inner, *args]
+    return _run_check_command(shlex.join(argv), check, ctx)
 
 
 _RUNNERS = {

@@ -56,6 +56,24 @@ __all__ = [
 ]
 
 
+# The only hosts a provider's key from the environment is ever sent to.
+OFFICIAL_HOSTS: dict[str, str] = {
+    "anthropic": "api.anthropic.com",
+    "openai": "api.openai.com",
+    "openrouter": "openrouter.ai",
+}
+
+
+def is_official_url(name: str, base_url: str | None) -> bool:
+    """True when ``base_url`` is unset or points at provider ``name``'s own API host."""
+    if not base_url:
+        return True
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(base_url).hostname or "").lower()
+    return host == OFFICIAL_HOSTS.get(name)
+
+
 def has_credentials(name: str) -> bool:
     """True when the provider ``name`` can be called: its key's environment variable is set (or none is needed)."""
     if name not in CREDENTIAL_ENV:
@@ -76,10 +94,17 @@ def get_provider(
     """Build the provider ``name`` (one of :data:`PROVIDER_NAMES`).
 
     ``api_key`` defaults to the provider's environment variable; a missing key raises
-    :class:`MissingCredentialsError` naming it. ``retry`` and ``cache`` override the
-    default policy and cache directory; ``http_client`` (an ``httpx.Client``) replaces the
-    connection the SDK sends through.
+    :class:`MissingCredentialsError` naming it. The environment's key goes only to the
+    provider's own host: with a ``base_url`` elsewhere (a local server, a proxy), ``openai``
+    becomes ``openai-compatible`` and no key is sent unless ``api_key`` is given. ``retry``
+    and ``cache`` override the default policy and cache directory; ``http_client`` (an
+    ``httpx.Client``) replaces the connection the SDK sends through.
     """
+    if not is_official_url(name, base_url) and api_key is None:
+        if name == "openai":
+            name = "openai-compatible"
+        elif name in OFFICIAL_HOSTS:
+            api_key = "not-needed"  # a placeholder: the SDK insists on a key, the real one stays home
     kwargs: dict[str, Any] = {
         "base_url": base_url,
         "api_key": api_key,

@@ -113,12 +113,17 @@ class Sandbox(ABC):
     def inner_path(self, host: Path | str) -> str:
         """Where a host path inside the workspace or a mount appears to commands."""
         host = Path(host).resolve()
-        roots = [(self.workspace, self.inner_workspace)] + [(m.source.resolve(), m.inner) for m in self.spec.mounts]
+        roots = [(self.workspace, self.inner_workspace)] + [(m.source.resolve(), self.mount_point(m))
+                                                             for m in self.spec.mounts]
         for root, inner in roots:
             if host == root or host.is_relative_to(root):
                 rel = host.relative_to(root).as_posix()
                 return inner if rel == "." else f"{inner.rstrip('/')}/{rel}"
         raise ValueError(f"{host} is not visible inside the sandbox")
+
+    def mount_point(self, mount: Mount) -> str:
+        """Where ``mount`` appears to commands."""
+        return mount.inner
 
     def host_path(self, inner: str) -> Path | None:
         """The host path of an absolute path inside the workspace as commands see it, else None."""
@@ -243,14 +248,16 @@ class Sandbox(ABC):
                 stream.close()
             with self._cond:
                 self._running.pop(proc.pid, None)
-        killed_by = "timeout" if outcome.timed_out else ("closed" if outcome.stopped else None)
+        # close() may have killed the command before the supervisor noticed it was asked to.
+        stopped = outcome.stopped or (self._closed and not outcome.timed_out)
+        killed_by = "timeout" if outcome.timed_out else ("closed" if stopped else None)
         if cgroup is not None:
             if killed_by is None and cgroup.oom_kills():
                 killed_by = "memory"
             elif killed_by is None and cgroup.process_limit_hits():
                 killed_by = "processes"
             cgroup.remove()
-        killed = outcome.timed_out or outcome.stopped
+        killed = outcome.timed_out or stopped
         return CommandResult(
             command=command,
             exit_code=None if killed else proc.returncode,

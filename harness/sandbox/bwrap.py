@@ -59,9 +59,13 @@ def _visible(path: str, roots: list[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
 
-@functools.lru_cache(maxsize=1)
 def runtime_view() -> RuntimeView:
-    """What of the harness's own runtime is mounted into every sandbox (computed once)."""
+    """What of the harness's own runtime is mounted into every sandbox (per ``$PATH`` value)."""
+    return _runtime_view(os.environ.get("PATH", ""))
+
+
+@functools.lru_cache(maxsize=8)
+def _runtime_view(search_path: str) -> RuntimeView:
     roots = ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc"]
     mounts: list[str] = []
     path: list[str] = [interpreter_bin()]
@@ -71,12 +75,11 @@ def runtime_view() -> RuntimeView:
             mounts.append(prefix)
 
     add(os.path.realpath(sys.base_prefix))
-    add(os.path.realpath(sys.prefix))
     add(os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))))
-    if sys.prefix != sys.base_prefix:
-        add(sys.prefix)  # the virtualenv at its own path: its scripts name it in their shebangs
+    add(sys.prefix)  # the virtualenv at its own path: its scripts name it in their shebangs
+    add(os.path.realpath(sys.prefix))
     for tool in RUNTIME_TOOLS:
-        found = shutil.which(tool)
+        found = shutil.which(tool, path=search_path)
         if not found:
             continue
         real = os.path.realpath(found)
@@ -133,15 +136,15 @@ class BwrapSandbox(Sandbox):
                 opts += ["--tmpfs", directory, "--remount-ro", directory]
         if spec.network and os.path.isdir("/run/systemd/resolve"):
             opts += ["--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve"]
+        # The private tmpfs first: a mount below /tmp (a runtime installed there) goes on top.
+        size = str(spec.limits.tmpfs_bytes)
+        opts += ["--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", HOME,
+                 "--symlink", "../tmp", "/var/tmp", "--proc", "/proc", "--dev", "/dev"]
         for prefix in view.mounts:
             opts += ["--ro-bind", prefix, prefix]
         for mount in spec.mounts:
             opts += ["--bind" if mount.writable else "--ro-bind", str(mount.source), mount.inner]
-        opts += ["--bind", str(self.workspace), WORKSPACE]
-        size = str(spec.limits.tmpfs_bytes)
-        opts += ["--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", HOME,
-                 "--symlink", "../tmp", "/var/tmp", "--proc", "/proc", "--dev", "/dev",
-                 "--remount-ro", "/", "--chdir", WORKSPACE]
+        opts += ["--bind", str(self.workspace), WORKSPACE, "--remount-ro", "/", "--chdir", WORKSPACE]
         return opts
 
     def _argv(self, command: list[str]) -> tuple[list[str], dict[str, Any]]:

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness.sandbox.base import Sandbox, SandboxSpec, _passthrough_env, interpreter_bin
+from harness.sandbox.base import Mount, Sandbox, SandboxSpec, _passthrough_env, interpreter_bin
 from harness.sandbox.limits import Cgroup
 
 MARKER_VAR = "ZEBENCH_SANDBOX_ID"
@@ -39,6 +39,9 @@ class ProcessGroupSandbox(Sandbox):
     @property
     def inner_workspace(self) -> str:
         return str(self.workspace)
+
+    def mount_point(self, mount: Mount) -> str:
+        return str(mount.source.resolve())  # nothing is mounted: commands see the host path
 
     def base_env(self) -> dict[str, str]:
         path = [interpreter_bin(), *[p for p in os.environ.get("PATH", "").split(os.pathsep) if p]]

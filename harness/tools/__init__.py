@@ -1,12 +1,19 @@
-"""The tools an API agent may call, bound to one workspace (DESIGN sections 4 and 9).
+"""The tools an API agent may call, bound to one sandbox and its workspace.
 
-``Toolset(workspace, ...)`` offers ``read_file``, ``write_file``, ``list_directory``,
+``Toolset(sandbox, ...)`` offers ``read_file``, ``write_file``, ``list_directory``,
 ``run_command``, and — only when the scenario allows — ``ask_user`` (it has oracle answers)
 and ``fetch_url`` (``allow_fetch_url``). ``Toolset.execute(name, arguments)`` never raises:
 every failure (a path outside the workspace, a missing file, bad arguments, a command that
-timed out) comes back as a :class:`ToolResult` with ``is_error=True`` for the model to read.
-The original system's camelCase names (``readFile``, ``listFiles``, ``runCommand``, ...) are
-accepted as aliases.
+timed out, a call after the run ended) comes back as a :class:`ToolResult` with
+``is_error=True`` for the model to read. The original system's camelCase names
+(``readFile``, ``listFiles``, ``runCommand``, ...) are accepted as aliases.
+
+``run_command`` runs in the sandbox (:mod:`harness.sandbox`). The file tools run in the
+harness on the workspace's host directory: every path is resolved inside the workspace
+(symlinks included; ``/workspace/...``, the path commands see, means the same file), and
+``write_file`` replaces the file through a new inode, so it never writes through a symlink
+or a hard link. Every call holds the sandbox open, so once the sandbox is closed no call is
+accepted. Secret values of the harness's environment are redacted from every result.
 """
 
 from __future__ import annotations
@@ -18,13 +25,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from harness.providers.types import ToolSpec
+from harness.sandbox import SandboxClosed
+from harness.secrets import Redactor
 from harness.tools.oracle import Oracle
 from harness.tools.paths import PathOutsideWorkspace, confine, relative
 
 if TYPE_CHECKING:
     from harness.agents.base import AgentContext
+    from harness.sandbox import Sandbox
 
-__all__ = ["Toolset", "ToolResult", "TOOL_ALIASES", "canonical_tool_name"]
+__all__ = ["Toolset", "ToolConfig", "ToolResult", "TOOL_ALIASES", "canonical_tool_name"]
 
 DEFAULT_READ_CAP = 200_000  # characters of a file returned by read_file
 DEFAULT_WRITE_CAP = 2_000_000  # bytes write_file accepts
@@ -59,6 +69,14 @@ def canonical_tool_name(name: str) -> str:
 class ToolResult:
     content: str
     is_error: bool = False
+
+
+@dataclass(frozen=True)
+class ToolConfig:
+    """What a scenario enables beyond the base tools: ``ask_user`` answers and ``fetch_url``."""
+
+    oracle_answers: dict[str, str] | None = None
+    allow_fetch_url: bool = False
 
 
 class ToolFailure(Exception):
@@ -117,11 +135,11 @@ _SPECS = {
 
 
 class Toolset:
-    """The tools of one run, confined to ``workspace``."""
+    """The tools of one run, confined to ``sandbox`` and its workspace."""
 
     def __init__(
         self,
-        workspace: str | Path,
+        sandbox: "Sandbox",
         *,
         oracle_answers: dict[str, str] | None = None,
         allow_fetch_url: bool = False,
@@ -132,7 +150,8 @@ class Toolset:
         deadline: float | None = None,
         fetch_resolver: Callable[[str], list[str]] | None = None,
     ) -> None:
-        self.workspace = Path(workspace).resolve()
+        self.sandbox = sandbox
+        self.workspace = sandbox.workspace
         self.oracle = Oracle(dict(oracle_answers)) if oracle_answers is not None else None
         self.allow_fetch_url = allow_fetch_url
         self.command_timeout_s = command_timeout_s
@@ -141,18 +160,21 @@ class Toolset:
         self.write_cap = write_cap
         self.deadline = deadline
         self._fetch_resolver = fetch_resolver
+        self._redactor = Redactor.from_environment()
 
     @classmethod
     def for_context(cls, ctx: "AgentContext", **overrides: Any) -> "Toolset":
-        """The tool set for an agent run: oracle answers and fetch permission from the scenario."""
-        scenario = ctx.scenario
+        """The tool set for an agent run: its sandbox, deadline, and what the scenario enables."""
         kwargs: dict[str, Any] = {
-            "oracle_answers": getattr(scenario, "oracle_answers", None),
-            "allow_fetch_url": bool(getattr(scenario, "allow_fetch_url", False)),
+            "oracle_answers": ctx.tools.oracle_answers,
+            "allow_fetch_url": ctx.tools.allow_fetch_url,
             "deadline": ctx.deadline,
         }
         kwargs.update(overrides)
-        return cls(ctx.workspace, **kwargs)
+        return cls(ctx.sandbox, **kwargs)
+
+    def _confine(self, path: str) -> Path:
+        return confine(self.workspace, path, self.sandbox.inner_workspace)
 
     # -- what the model is offered ---------------------------------------------------------
     @property
@@ -190,7 +212,11 @@ class Toolset:
             return ToolResult(f"the arguments of {name!r} must be a JSON object", True)
         args = {_ARG_ALIASES.get(k, k): v for k, v in arguments.items()}
         try:
-            return getattr(self, f"_{canonical}")(**args)
+            with self.sandbox.operation():
+                result = getattr(self, f"_{canonical}")(**args)
+            return ToolResult(self._redactor.text(result.content), result.is_error)
+        except SandboxClosed as exc:
+            return ToolResult(f"refused: {exc}", True)
         except TypeError as exc:
             return ToolResult(f"bad arguments for {canonical}: {exc}", True)
         except PathOutsideWorkspace as exc:
@@ -200,11 +226,11 @@ class Toolset:
         except OSError as exc:
             return ToolResult(f"{canonical} failed: {exc.strerror or exc}", True)
         except Exception as exc:  # a tool bug must not end the run; the model sees it
-            return ToolResult(f"{canonical} failed unexpectedly: {type(exc).__name__}: {exc}", True)
+            return ToolResult(self._redactor.text(f"{canonical} failed unexpectedly: {type(exc).__name__}: {exc}"), True)
 
     # -- the tools -------------------------------------------------------------------------
     def _read_file(self, path: str) -> ToolResult:
-        target = confine(self.workspace, path)
+        target = self._confine(path)
         if target.is_dir():
             raise ToolFailure(f"{path!r} is a directory; use list_directory")
         if not target.exists():
@@ -223,18 +249,17 @@ class Toolset:
         data = content.encode("utf-8")
         if len(data) > self.write_cap:
             raise ToolFailure(f"content is {len(data)} bytes; write_file accepts at most {self.write_cap}")
-        target = confine(self.workspace, path)
+        target = self._confine(path)
         if target == self.workspace or target.is_dir():
             raise ToolFailure(f"{path!r} is a directory")
         target.parent.mkdir(parents=True, exist_ok=True)
         # The parent may have been created through a path the model controls; check again.
-        confine(self.workspace, str(target))
-        with open(target, "wb") as fh:
-            fh.write(data)
+        target = confine(self.workspace, str(target))
+        _replace_file(target, data)
         return ToolResult(f"wrote {len(data)} bytes to {relative(self.workspace, target)}")
 
     def _list_directory(self, path: str = ".", recursive: bool = False) -> ToolResult:
-        target = confine(self.workspace, path)
+        target = self._confine(path)
         if not target.exists():
             raise ToolFailure(f"no such directory: {path!r}")
         if not target.is_dir():
@@ -264,24 +289,28 @@ class Toolset:
         return ToolResult(text)
 
     def _run_command(self, command: str) -> ToolResult:
-        from harness.process import run_command
-
         if not isinstance(command, str) or not command.strip():
             raise ToolFailure("command must be a non-empty string")
         timeout = self.command_timeout_s
         if self.deadline is not None:
             timeout = min(timeout, max(1.0, self.deadline - time.monotonic()))
-        result = run_command(command, cwd=self.workspace, timeout_s=timeout, output_cap=self.command_output_cap)
+        result = self.sandbox.run(command, timeout_s=timeout, output_cap=self.command_output_cap)
         parts = []
         if result.timed_out:
             parts.append(f"timed out after {timeout:.0f} s; the command and its children were killed")
+        elif result.killed_by == "memory":
+            parts.append(f"exit code: {result.exit_code} (killed: the command reached its memory limit)")
+        elif result.killed_by == "processes":
+            parts.append(f"exit code: {result.exit_code} (the command reached its process limit)")
+        elif result.killed_by == "closed":
+            parts.append("killed: the run is over")
         else:
             parts.append(f"exit code: {result.exit_code}")
         if result.stdout:
             parts.append("stdout:\n" + result.stdout)
         if result.stderr:
             parts.append("stderr:\n" + result.stderr)
-        return ToolResult("\n".join(parts), is_error=result.timed_out)
+        return ToolResult("\n".join(parts), is_error=result.timed_out or result.killed_by is not None)
 
     def _ask_user(self, question: str) -> ToolResult:
         if not isinstance(question, str) or not question.strip():
@@ -305,3 +334,23 @@ class Toolset:
             raise ToolFailure(f"fetch failed: {type(exc).__name__}: {exc}") from exc
         note = "\n... [truncated]" if truncated else ""
         return ToolResult(f"HTTP {status}\n{text}{note}", is_error=status >= 400)
+
+
+def _replace_file(target: Path, data: bytes) -> None:
+    """Write ``data`` as a new file that replaces ``target`` (never through a link it is)."""
+    tmp = target.parent / f".zebench-write-{os.urandom(6).hex()}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        try:
+            os.chmod(tmp, os.stat(target, follow_symlinks=False).st_mode & 0o7777)
+        except FileNotFoundError:
+            pass
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

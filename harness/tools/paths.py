@@ -13,17 +13,22 @@ class PathOutsideWorkspace(ValueError):
     """The path resolves outside the workspace."""
 
 
-def confine(workspace: Path, path: str) -> Path:
+def confine(workspace: Path, path: str, inner_root: str | None = None) -> Path:
     """The resolved absolute path of ``path`` (relative to ``workspace``, or absolute inside it).
 
-    Raises :class:`PathOutsideWorkspace` when it resolves anywhere else.
+    ``inner_root`` is the workspace's path as sandboxed commands see it (``/workspace``): an
+    absolute path under it means the same file as the relative path. Raises
+    :class:`PathOutsideWorkspace` when the path resolves anywhere else.
     """
     if not isinstance(path, str):
         raise PathOutsideWorkspace(f"path must be a string, got {type(path).__name__}")
     if "\x00" in path:
         raise PathOutsideWorkspace("path contains a NUL byte")
     root = workspace.resolve()
-    candidate = Path(path.strip() or ".")
+    text = path.strip() or "."
+    if inner_root and inner_root != "/" and (text == inner_root or text.startswith(inner_root.rstrip("/") + "/")):
+        text = text[len(inner_root.rstrip("/")):].lstrip("/") or "."
+    candidate = Path(text)
     if not candidate.is_absolute():
         candidate = root / candidate
     resolved = candidate.resolve()

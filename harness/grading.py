@@ -1,0 +1,270 @@
+"""The grading copy: what evaluators run on, so that the agent cannot steer its own score.
+
+After the agent's sandbox is closed (every process it started is gone, no tool call is
+accepted), grading works on a *copy* of the agent's final workspace, in a fresh sandbox:
+
+1. The copy (:func:`prepare_grading`) leaves out build output and dependency folders (the
+   validation commands recreate them) and every symlink that points outside the workspace,
+   and is written only by the harness, never through a link the agent planted.
+2. Protected files are restored from the fixture and protected files the agent added are
+   removed. The defaults (:data:`DEFAULT_PROTECT`) close the known ways to steer a test run
+   from the workspace: ``conftest.py`` anywhere, pytest's ini files, ``sitecustomize.py`` /
+   ``usercustomize.py``, ``.pth`` files and package metadata (plugin entry points), modules
+   that shadow the test runner (``pytest.py``, ``_pytest/``), and the configuration and setup
+   files of Node test runners and package managers (``.npmrc`` can inject ``--require``). A
+   scenario adds globs with ``grading.protect`` and exempts defaults with ``grading.allow``.
+   Added top-level modules named like a standard-library module are removed too.
+3. pytest reads its settings from a copy of the *fixture's* configuration file kept outside
+   the workspace (``-c``), so settings the agent wrote into ``pyproject.toml``, ``setup.cfg``,
+   ``tox.ini`` or ``pytest.ini`` do not apply to grading.
+4. Test commands write JUnit reports into a directory outside the workspace
+   (:mod:`harness.evaluators.test_reports`); counts come from there.
+
+What this cannot do: code the agent wrote runs inside the test process when the tests
+import it, and code in a process can tamper with that process. The diff and the judge are
+where such a change shows.
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.globs import matches_any, walk_files
+from harness.workspace import ALWAYS_EXCLUDED, CopyReport, copy_tree, real_directory
+
+if TYPE_CHECKING:
+    from harness.agents.base import AgentResult
+    from harness.evaluators.base import EvaluationContext
+    from harness.sandbox import Sandbox
+    from harness.scenarios import Scenario
+    from harness.workspace import WorkspaceDiff
+
+PYTHON_PROTECT = (
+    "**/conftest.py", "**/pytest.ini", "**/.pytest.ini", "**/tox.ini",
+    "**/sitecustomize.py", "**/usercustomize.py", "**/*.pth",
+    "**/*.dist-info/**", "**/*.egg-info/**", "**/__editable__*",
+    "pytest.py", "pytest/**", "_pytest/**", "py.py", "pluggy.py", "pluggy/**", "iniconfig/**",
+)
+NODE_PROTECT = (
+    "**/.npmrc", "**/.yarnrc", "**/.yarnrc.yml", "**/.pnpmfile.cjs",
+    "**/.mocharc*", "**/jest.config.*", "**/jest.setup.*", "**/vitest.config.*", "**/vitest.setup.*",
+    "**/vitest.workspace.*", "**/.babelrc*", "**/babel.config.*",
+)
+DEFAULT_PROTECT = PYTHON_PROTECT + NODE_PROTECT
+
+REPORTS_INNER = "/zebench/reports"  # where the reports directory appears inside a bwrap sandbox
+_PYTEST_CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+
+
+def protect_globs(scenario: "Scenario") -> list[str]:
+    """The defaults minus ``grading.allow``, plus ``grading.protect``."""
+    grading = scenario.raw.get("grading") or {}
+    allow = [str(g) for g in grading.get("allow") or []]
+    chosen = [g for g in DEFAULT_PROTECT if g not in allow]
+    return chosen + [str(g) for g in grading.get("protect") or [] if str(g) not in chosen]
+
+
+def _stdlib_shadow(rel: str) -> bool:
+    """A top-level module or package that would be imported instead of the standard library's."""
+    if "/" not in rel and rel.rsplit(".", 1)[-1] in ("py", "pyc", "so", "pyd"):
+        name = rel.split(".", 1)[0]
+    elif rel.count("/") == 1 and rel.endswith("/__init__.py"):
+        name = rel.split("/", 1)[0]
+    else:
+        return False
+    return name in sys.stdlib_module_names
+
+
+@dataclass
+class Protection:
+    """What protecting a grading copy changed."""
+
+    restored: list[str] = field(default_factory=list)  # put back to the fixture's version
+    removed: list[str] = field(default_factory=list)  # added by the agent, taken out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"restored": self.restored[:200], "removed": self.removed[:200]}
+
+
+def protect(copy: Path, fixture: Path | None, globs: list[str], exclude: list[str] | tuple[str, ...] = ()) -> Protection:
+    """Restore the files matching ``globs`` from ``fixture`` and remove the ones it lacks."""
+    result = Protection()
+    original = set(walk_files(fixture, ALWAYS_EXCLUDED, exclude, anywhere=True)) if fixture else set()
+    present = set(walk_files(copy, ALWAYS_EXCLUDED))
+    for rel in sorted(present - original):
+        if matches_any(rel, globs) or _stdlib_shadow(rel):
+            target = copy / rel
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            else:
+                target.unlink(missing_ok=True)
+            result.removed.append(rel)
+    if result.removed:
+        _prune_empty_dirs(copy, fixture)
+    for rel in sorted(original):
+        if not matches_any(rel, globs):
+            continue
+        source, target = fixture / rel, copy / rel  # type: ignore[operator]
+        if source.is_symlink() or not source.is_file():
+            continue
+        if rel in present and not target.is_symlink() and target.is_file() and target.read_bytes() == source.read_bytes():
+            continue
+        real_directory(copy, rel.rpartition("/")[0])
+        if target.is_symlink() or target.is_file():
+            target.unlink()
+        elif target.is_dir():
+            shutil.rmtree(target)
+        shutil.copyfile(source, target)
+        result.restored.append(rel)
+    return result
+
+
+def _prune_empty_dirs(copy: Path, fixture: Path | None) -> None:
+    """Remove directories left empty by :func:`protect` that the fixture does not have (an empty
+    ``pytest/`` would still shadow pytest as a namespace package)."""
+    for dirpath, dirnames, filenames in os.walk(copy, topdown=False):
+        path = Path(dirpath)
+        if path == copy or filenames or any((path / d).exists() for d in dirnames):
+            continue
+        rel = path.relative_to(copy)
+        if fixture is None or not (fixture / rel).is_dir():
+            try:
+                path.rmdir()
+            except OSError:
+                pass
+
+
+def _pytest_config(fixture: Path | None) -> Path | None:
+    """The fixture's pytest configuration file, found as pytest finds it in the rootdir."""
+    if fixture is None:
+        return None
+    for name in _PYTEST_CONFIGS:
+        path = fixture / name
+        if not path.is_file():
+            continue
+        if name in ("pytest.ini", ".pytest.ini"):
+            return path
+        try:
+            if name == "pyproject.toml":
+                if "ini_options" in (tomllib.loads(path.read_text("utf-8")).get("tool", {}).get("pytest") or {}):
+                    return path
+                continue
+            parser = configparser.ConfigParser(interpolation=None)
+            parser.read_string(path.read_text("utf-8"))
+        except (ValueError, OSError, configparser.Error):
+            continue
+        if parser.has_section("pytest" if name == "tox.ini" else "tool:pytest"):
+            return path
+    return None
+
+
+@dataclass
+class GradingCopy:
+    """A grading copy of an agent's workspace, with its reports directory."""
+
+    path: Path
+    reports: Path  # outside the workspace; mounted read-write into the grading sandbox
+    pytest_config: Path  # the fixture's pytest configuration (or an empty pytest.ini)
+    copy: CopyReport
+    protection: Protection
+
+    def summary(self) -> dict[str, Any]:
+        return {**self.protection.to_dict(), "droppedLinks": self.copy.skipped_links[:200]}
+
+    def remove(self) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)
+        shutil.rmtree(self.reports, ignore_errors=True)
+
+    # -- the environment of grading commands -----------------------------------------------
+    def command_env(self, sandbox: "Sandbox") -> dict[str, str]:
+        """For every grading command: pytest reads the fixture's configuration."""
+        config = sandbox.inner_path(self.pytest_config)
+        return {"PYTEST_ADDOPTS": f"-c {shlex.quote(config)} --rootdir={shlex.quote(sandbox.inner_workspace)}"}
+
+    def test_env(self, sandbox: "Sandbox", label: str) -> tuple[dict[str, str], list[Path]]:
+        """For a test command: reports requested from pytest and node, and where they land."""
+        pytest_report = self.reports / f"{label}-pytest.xml"
+        node_report = self.reports / f"{label}-node.xml"
+        for stale in (pytest_report, node_report):
+            stale.unlink(missing_ok=True)
+        env = self.command_env(sandbox)
+        env["PYTEST_ADDOPTS"] += f" --junitxml={shlex.quote(sandbox.inner_path(pytest_report))}"
+        env["NODE_OPTIONS"] = ("--test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit "
+                               f"--test-reporter-destination={_node_quote(sandbox.inner_path(node_report))}")
+        return env, [pytest_report, node_report]
+
+
+def _node_quote(path: str) -> str:
+    return f'"{path}"' if any(c.isspace() for c in path) else path
+
+
+def prepare_grading(scenario: "Scenario", agent_workspace: Path, root: Path) -> GradingCopy:
+    """Copy ``agent_workspace`` to a new directory under ``root``, protect it, make the reports
+    directory and the pytest configuration copy. The caller removes it (:meth:`GradingCopy.remove`)."""
+    root.mkdir(parents=True, exist_ok=True)
+    path = Path(tempfile.mkdtemp(prefix=f"{scenario.suite}-{scenario.name}-grading-", dir=root))
+    reports = Path(tempfile.mkdtemp(prefix="zebench-reports-"))
+    try:
+        copied = copy_tree(agent_workspace, path)
+        protection = protect(path, scenario.fixture_dir, protect_globs(scenario), scenario.workspace_exclude)
+        config_dir = reports / "pytest-config"
+        config_dir.mkdir()
+        source = _pytest_config(scenario.fixture_dir)
+        if source is not None:
+            config = config_dir / source.name
+            shutil.copyfile(source, config)
+        else:
+            config = config_dir / "pytest.ini"
+            config.write_text("[pytest]\n")
+    except BaseException:
+        shutil.rmtree(path, ignore_errors=True)
+        shutil.rmtree(reports, ignore_errors=True)
+        raise
+    os.chmod(reports, 0o700)
+    return GradingCopy(path=path.resolve(), reports=reports.resolve(), pytest_config=config.resolve(),
+                       copy=copied, protection=protection)
+
+
+class GradingSession:
+    """A grading copy of ``agent_workspace`` and a fresh sandbox of ``kind`` on it, with the
+    :class:`~harness.evaluators.base.EvaluationContext` the evaluators get. Use it as a context
+    manager: leaving it closes the sandbox and removes the copy and its reports."""
+
+    def __init__(self, scenario: "Scenario", agent_workspace: Path, kind: str, root: Path | None = None, *,
+                 prompt: str = "", agent_result: "AgentResult | None" = None, diff: "WorkspaceDiff | None" = None,
+                 use_cache: bool = True, judge: Any = None) -> None:
+        from harness.evaluators.base import EvaluationContext
+        from harness.evaluators.heuristic_checks import script_mounts
+        from harness.sandbox import Mount, SandboxSpec, open_sandbox
+        from harness.workspace import default_workspaces_root
+
+        self.copy = prepare_grading(scenario, agent_workspace, Path(root or default_workspaces_root()))
+        try:
+            spec = SandboxSpec(kind=kind, network=scenario.sandbox_network, limits=scenario.limits(),
+                               mounts=(Mount(self.copy.reports, REPORTS_INNER, writable=True), *script_mounts(scenario)))
+            self.sandbox = open_sandbox(self.copy.path, spec)
+        except BaseException:
+            self.copy.remove()
+            raise
+        self.context: EvaluationContext = EvaluationContext(
+            scenario=scenario, workspace=self.copy.path, prompt=prompt, agent_result=agent_result,
+            sandbox=self.sandbox, grading=self.copy, diff=diff, use_cache=use_cache, judge=judge)
+
+    def close(self) -> None:
+        self.sandbox.close()
+        self.copy.remove()
+
+    def __enter__(self) -> "GradingSession":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
