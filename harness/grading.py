@@ -14,10 +14,13 @@ accepted), grading works on a *copy* of the agent's final workspace, in a fresh 
    files of Node test runners and package managers (``.npmrc`` can inject ``--require``). A
    scenario adds globs with ``grading.protect`` and exempts defaults with ``grading.allow``.
    Added top-level modules named like a standard-library module are removed too.
-3. pytest reads its settings from a copy of the *fixture's* configuration file kept outside
-   the workspace (``-c``), so settings the agent wrote into ``pyproject.toml``, ``setup.cfg``,
-   ``tox.ini`` or ``pytest.ini`` do not apply to grading.
-4. Test commands write JUnit reports into a directory outside the workspace
+3. pytest reads its settings from a copy of the *fixture's* configuration file (``-c``; it
+   sits at the copy's root as ``.zebench-pytest.<ext>``, so relative paths in it keep their
+   meaning, and is mounted read-only), so settings the agent wrote into ``pyproject.toml``,
+   ``setup.cfg``, ``tox.ini`` or ``pytest.ini`` do not apply to grading.
+4. Before every test command the protected files are restored again: an earlier grading
+   command (an install step) runs the agent's code, which could plant a ``conftest.py``.
+5. Test commands write JUnit reports into a directory outside the workspace
    (:mod:`harness.evaluators.test_reports`); counts come from there.
 
 What this cannot do: code the agent wrote runs inside the test process when the tests
@@ -62,6 +65,7 @@ NODE_PROTECT = (
 DEFAULT_PROTECT = PYTHON_PROTECT + NODE_PROTECT
 
 REPORTS_INNER = "/zebench/reports"  # where the reports directory appears inside a bwrap sandbox
+PYTEST_CONFIG = ".zebench-pytest"  # the fixture's pytest configuration in the grading copy
 _PYTEST_CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 
 
@@ -88,19 +92,30 @@ def _stdlib_shadow(rel: str) -> bool:
 class Protection:
     """What protecting a grading copy changed."""
 
-    restored: list[str] = field(default_factory=list)  # put back to the fixture's version
-    removed: list[str] = field(default_factory=list)  # added by the agent, taken out
+    restored: list[str] = field(default_factory=list)  # put back to the original version
+    removed: list[str] = field(default_factory=list)  # added by the agent (or its code), taken out
 
     def to_dict(self) -> dict[str, Any]:
         return {"restored": self.restored[:200], "removed": self.removed[:200]}
 
+    def merge(self, other: "Protection") -> None:
+        self.restored += [r for r in other.restored if r not in self.restored]
+        self.removed += [r for r in other.removed if r not in self.removed]
 
-def protect(copy: Path, fixture: Path | None, globs: list[str], exclude: list[str] | tuple[str, ...] = ()) -> Protection:
-    """Restore the files matching ``globs`` from ``fixture`` and remove the ones it lacks."""
+
+Source = tuple[Path, tuple[str, ...]]  # a tree of original files, and globs left out of it
+
+
+def protect(copy: Path, sources: list[Source], globs: list[str], keep: tuple[str, ...] = ()) -> Protection:
+    """Restore the files matching ``globs`` from the original trees ``sources`` (later ones win)
+    and remove the matching files none of them has. ``keep`` names files never touched."""
     result = Protection()
-    original = set(walk_files(fixture, ALWAYS_EXCLUDED, exclude, anywhere=True)) if fixture else set()
+    originals: dict[str, Path] = {}
+    for root, exclude in sources:
+        for rel in walk_files(root, ALWAYS_EXCLUDED, exclude, anywhere=True):
+            originals[rel] = root / rel
     present = set(walk_files(copy, ALWAYS_EXCLUDED))
-    for rel in sorted(present - original):
+    for rel in sorted(present - set(originals) - set(keep)):
         if matches_any(rel, globs) or _stdlib_shadow(rel):
             target = copy / rel
             if target.is_dir() and not target.is_symlink():
@@ -109,13 +124,11 @@ def protect(copy: Path, fixture: Path | None, globs: list[str], exclude: list[st
                 target.unlink(missing_ok=True)
             result.removed.append(rel)
     if result.removed:
-        _prune_empty_dirs(copy, fixture)
-    for rel in sorted(original):
-        if not matches_any(rel, globs):
+        _prune_empty_dirs(copy, [root for root, _ in sources])
+    for rel, source in sorted(originals.items()):
+        if not matches_any(rel, globs) or source.is_symlink() or not source.is_file():
             continue
-        source, target = fixture / rel, copy / rel  # type: ignore[operator]
-        if source.is_symlink() or not source.is_file():
-            continue
+        target = copy / rel
         if rel in present and not target.is_symlink() and target.is_file() and target.read_bytes() == source.read_bytes():
             continue
         real_directory(copy, rel.rpartition("/")[0])
@@ -128,15 +141,15 @@ def protect(copy: Path, fixture: Path | None, globs: list[str], exclude: list[st
     return result
 
 
-def _prune_empty_dirs(copy: Path, fixture: Path | None) -> None:
-    """Remove directories left empty by :func:`protect` that the fixture does not have (an empty
+def _prune_empty_dirs(copy: Path, roots: list[Path]) -> None:
+    """Remove directories left empty by :func:`protect` that no original tree has (an empty
     ``pytest/`` would still shadow pytest as a namespace package)."""
     for dirpath, dirnames, filenames in os.walk(copy, topdown=False):
         path = Path(dirpath)
         if path == copy or filenames or any((path / d).exists() for d in dirnames):
             continue
         rel = path.relative_to(copy)
-        if fixture is None or not (fixture / rel).is_dir():
+        if not any((root / rel).is_dir() for root in roots):
             try:
                 path.rmdir()
             except OSError:
@@ -173,9 +186,11 @@ class GradingCopy:
 
     path: Path
     reports: Path  # outside the workspace; mounted read-write into the grading sandbox
-    pytest_config: Path  # the fixture's pytest configuration (or an empty pytest.ini)
+    pytest_config: Path  # the fixture's pytest configuration, at the copy's root under a harness name
     copy: CopyReport
     protection: Protection
+    sources: list[Source]  # the original trees: the fixture, then hidden tests once laid over
+    globs: list[str]
 
     def summary(self) -> dict[str, Any]:
         return {**self.protection.to_dict(), "droppedLinks": self.copy.skipped_links[:200]}
@@ -184,14 +199,31 @@ class GradingCopy:
         shutil.rmtree(self.path, ignore_errors=True)
         shutil.rmtree(self.reports, ignore_errors=True)
 
+    def protect(self) -> Protection:
+        """Restore protected files again: a grading command before this one (an install step
+        runs the agent's code) may have planted or changed some."""
+        result = protect(self.path, self.sources, self.globs, keep=(self.pytest_config.name,))
+        self.protection.merge(result)
+        return result
+
+    def lay_over(self, tree: Path) -> CopyReport:
+        """Lay ``tree`` (the hidden tests) over the copy; its files count as originals from now on."""
+        from harness.workspace import overlay
+
+        copied = overlay(tree, self.path)
+        self.sources.append((tree, ()))
+        return copied
+
     # -- the environment of grading commands -----------------------------------------------
     def command_env(self, sandbox: "Sandbox") -> dict[str, str]:
         """For every grading command: pytest reads the fixture's configuration."""
         config = sandbox.inner_path(self.pytest_config)
         return {"PYTEST_ADDOPTS": f"-c {shlex.quote(config)} --rootdir={shlex.quote(sandbox.inner_workspace)}"}
 
-    def test_env(self, sandbox: "Sandbox", label: str) -> tuple[dict[str, str], list[Path]]:
-        """For a test command: reports requested from pytest and node, and where they land."""
+    def prepare_test(self, sandbox: "Sandbox", label: str) -> tuple[dict[str, str], list[Path]]:
+        """Before a test command: protected files restored again, reports requested from pytest
+        and node. Returns the command's environment and where the reports will land."""
+        self.protect()
         pytest_report = self.reports / f"{label}-pytest.xml"
         node_report = self.reports / f"{label}-node.xml"
         for stale in (pytest_report, node_report):
@@ -207,31 +239,47 @@ def _node_quote(path: str) -> str:
     return f'"{path}"' if any(c.isspace() for c in path) else path
 
 
+def _write_pytest_config(fixture: Path | None, copy: Path) -> Path:
+    """Copy the fixture's pytest configuration to the copy's root as :data:`PYTEST_CONFIG`
+    (with the original's suffix, which tells pytest how to read it). At the root, so relative
+    paths in it (``pythonpath``) mean what they meant in the fixture."""
+    source = _pytest_config(fixture)
+    if source is None:
+        target = copy / f"{PYTEST_CONFIG}.ini"
+        target.write_text("[pytest]\n")
+        return target
+    suffix = source.suffix or ".ini"
+    target = copy / f"{PYTEST_CONFIG}{suffix}"
+    text = source.read_text("utf-8")
+    if source.name in ("pytest.ini", ".pytest.ini") and "[pytest]" not in text:
+        text = "[pytest]\n" + text  # only files named pytest.ini may omit the section
+    target.write_text(text, "utf-8")
+    return target
+
+
 def prepare_grading(scenario: "Scenario", agent_workspace: Path, root: Path) -> GradingCopy:
-    """Copy ``agent_workspace`` to a new directory under ``root``, protect it, make the reports
-    directory and the pytest configuration copy. The caller removes it (:meth:`GradingCopy.remove`)."""
+    """Copy ``agent_workspace`` to a new directory under ``root``, protect it, write the pytest
+    configuration, make the reports directory. The caller removes it (:meth:`GradingCopy.remove`)."""
     root.mkdir(parents=True, exist_ok=True)
     path = Path(tempfile.mkdtemp(prefix=f"{scenario.suite}-{scenario.name}-grading-", dir=root))
     reports = Path(tempfile.mkdtemp(prefix="zebench-reports-"))
     try:
         copied = copy_tree(agent_workspace, path)
-        protection = protect(path, scenario.fixture_dir, protect_globs(scenario), scenario.workspace_exclude)
-        config_dir = reports / "pytest-config"
-        config_dir.mkdir()
-        source = _pytest_config(scenario.fixture_dir)
-        if source is not None:
-            config = config_dir / source.name
-            shutil.copyfile(source, config)
-        else:
-            config = config_dir / "pytest.ini"
-            config.write_text("[pytest]\n")
+        sources: list[Source] = []
+        if scenario.fixture_dir is not None:
+            sources.append((scenario.fixture_dir, tuple(scenario.workspace_exclude)))
+        globs = protect_globs(scenario)
+        for stale in path.glob(f"{PYTEST_CONFIG}.*"):
+            stale.unlink()
+        config = _write_pytest_config(scenario.fixture_dir, path)
+        protection = protect(path, sources, globs, keep=(config.name,))
     except BaseException:
         shutil.rmtree(path, ignore_errors=True)
         shutil.rmtree(reports, ignore_errors=True)
         raise
     os.chmod(reports, 0o700)
     return GradingCopy(path=path.resolve(), reports=reports.resolve(), pytest_config=config.resolve(),
-                       copy=copied, protection=protection)
+                       copy=copied, protection=protection, sources=sources, globs=globs)
 
 
 class GradingSession:
@@ -249,8 +297,10 @@ class GradingSession:
 
         self.copy = prepare_grading(scenario, agent_workspace, Path(root or default_workspaces_root()))
         try:
+            # The pytest configuration is read-only inside the sandbox, though it sits in the copy.
             spec = SandboxSpec(kind=kind, network=scenario.sandbox_network, limits=scenario.limits(),
-                               mounts=(Mount(self.copy.reports, REPORTS_INNER, writable=True), *script_mounts(scenario)))
+                               mounts=(Mount(self.copy.reports, REPORTS_INNER, writable=True),
+                                       Mount(self.copy.pytest_config), *script_mounts(scenario)))
             self.sandbox = open_sandbox(self.copy.path, spec)
         except BaseException:
             self.copy.remove()

@@ -31,6 +31,7 @@ def env(tmp_path, monkeypatch):
     monkeypatch.setenv("ZE_BENCHMARKS_SUITES_DIR", str(suites))
     monkeypatch.setenv("ZE_BENCHMARKS_DB", str(tmp_path / "bench.db"))
     monkeypatch.setenv("ZE_BENCHMARKS_SPOOL_DIR", str(tmp_path / "spool"))
+    monkeypatch.setenv("ZE_BENCHMARKS_WORKSPACES_DIR", str(tmp_path / "workspaces"))
     return tmp_path
 
 
@@ -48,7 +49,8 @@ def test_run_oracle_reports_pass_and_stores_the_run(env):
     data = json.loads(shown.stdout)
     assert data["totalRuns"] == 1 and data["successfulRuns"] == 1
     assert data["runs"][0]["status"] == "completed" and data["runs"][0]["agent"] == "oracle"
-    assert not any((env / "results" / "workspaces").iterdir())
+    assert not any((env / "workspaces").iterdir())  # the workspace and its grading copy are gone
+    assert not (env / "results" / "workspaces").exists()
 
 
 def test_run_json_prints_stored_records(env):
@@ -75,7 +77,7 @@ def test_run_echo_shows_fail_with_exit_zero(env):
 def test_keep_workspace_leaves_the_workspace(env):
     result = bench("demo", "add-one", "--agent", "oracle", "--keep-workspace")
     assert result.exit_code == 0
-    kept = list((env / "results" / "workspaces").iterdir())
+    kept = list((env / "workspaces").iterdir())
     assert len(kept) == 1 and kept[0].name.startswith("demo-add-one-")
     assert "return x + 1" in (kept[0] / "calc.py").read_text()
 

@@ -31,7 +31,7 @@ def test_specialist_run_is_stored_with_name_version_and_prompt_fingerprint(tmp_p
     result = CliRunner().invoke(main, ["py-bugs", "pagination-off-by-one", "--agent", "echo",
                                        "--specialist", "@zebench/python-bugfixer", "--json"])
     assert result.exit_code == 0, result.output
-    run = json.loads(result.output)["runs"][0]
+    run = json.loads(result.stdout)["runs"][0]
     assert run["specialistEnabled"] is True
     assert (run["specialistName"], run["specialistVersion"]) == ("@zebench/python-bugfixer", "1.0.0")
     assert run["agent"] == "echo"  # an explicit --agent wins over the preferred model

@@ -151,7 +151,7 @@ class CoreApi:
     def call(self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None,
              raw: bytes | None = None, auth: bool = True) -> Resp:
         h = dict(headers or {})
-        if auth and method == "POST":
+        if auth and method in ("POST", "GET"):
             h.setdefault("authorization", f"Bearer {KEY}")
         data = raw if raw is not None else (b"" if body is None else json.dumps(body).encode())
         if data and "content-length" not in {k.lower() for k in h}:
@@ -171,7 +171,7 @@ class HttpApi:
     def call(self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None,
              raw: bytes | None = None, auth: bool = True) -> Resp:
         h = dict(headers or {})
-        if auth and method == "POST":
+        if auth and method in ("POST", "GET"):
             h.setdefault("authorization", f"Bearer {KEY}")
         data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
         resp = self.client.request(method, path, content=data, headers=h)

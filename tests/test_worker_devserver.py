@@ -42,7 +42,7 @@ def test_dev_server_serves_many_requests_on_one_keep_alive_connection(server):
         status, body = _post(conn, "/api/results", {"runId": f"run_{i}", "suite": "s", "scenario": "x",
                                                    "tier": "L1", "agent": "echo", "batchId": "b"})
         assert status == 201 and body["runId"] == f"run_{i}"
-    conn.request("GET", "/api/batches/b")
+    conn.request("GET", "/api/batches/b", headers={"Authorization": "Bearer k"})
     resp = conn.getresponse()
     assert resp.status == 200 and json.loads(resp.read())["totalRuns"] == 20
     conn.close()
@@ -76,6 +76,7 @@ def test_loopback_detection(host, loop):
 def test_dev_key_is_used_only_on_loopback_without_a_configured_key():
     config, notice = resolve_config("127.0.0.1", WorkerConfig(api_key=None))
     assert config.api_key == DEV_API_KEY and notice and "loopback" in notice
+    assert config.public_reads  # the development key is public: requiring it for reads would guard nothing
     with pytest.raises(ValueError, match="refusing to listen on 0.0.0.0"):
         resolve_config("0.0.0.0", WorkerConfig(api_key=None))
     config, notice = resolve_config("0.0.0.0", WorkerConfig(api_key="secret"))

@@ -96,9 +96,24 @@ def test_workerentrypoint_style_stores_and_reads_through_d1(entry):
     created = asyncio.run(worker.fetch(post))
     assert created.status == 201 and json.loads(created.body)["runId"] == "run_entry_1"
     got = asyncio.run(worker.fetch(FakeRequest("GET", "https://w.example/api/batches/b1",
-                                               headers={"Origin": "https://a.example"})))
+                                               headers={"Origin": "https://a.example", "Authorization": "Bearer k"})))
     assert got.status == 200 and json.loads(got.body)["totalRuns"] == 1
     assert got.headers["access-control-allow-origin"] == "https://a.example"
+
+
+def test_reads_need_the_key_unless_public_reads_is_set(entry):
+    keyed = entry.Default(None, FakeEnv(DB=FakeD1(), API_SECRET_KEY="k"))
+    created = asyncio.run(keyed.fetch(FakeRequest("POST", "https://w.example/api/results", _run_body(),
+                                                  {"Authorization": "Bearer k"})))
+    assert created.status == 201
+    anonymous = asyncio.run(keyed.fetch(FakeRequest("GET", "https://w.example/api/runs/run_entry_1/transcript")))
+    assert anonymous.status == 401
+    wrong = asyncio.run(keyed.fetch(FakeRequest("GET", "https://w.example/api/runs",
+                                                headers={"Authorization": "Bearer nope"})))
+    assert wrong.status == 403
+    assert asyncio.run(keyed.fetch(FakeRequest("GET", "https://w.example/health"))).status == 200
+    public = entry.Default(None, FakeEnv(DB=FakeD1(), API_SECRET_KEY="k", ZE_BENCHMARKS_PUBLIC_READS="1"))
+    assert asyncio.run(public.fetch(FakeRequest("GET", "https://w.example/api/runs"))).status == 200
 
 
 def test_on_fetch_style_refuses_writes_without_a_configured_key(entry):

@@ -66,9 +66,15 @@ class WorkerApp:
         if request.method == "POST":
             self._authorize(request)
             self._check_size(request)
+        elif self._reads_need_key(request):
+            self._authorize(request)
         return await handler(self, request, params)
 
     # ------------------------------------------------------------------ security
+
+    def _reads_need_key(self, request: Request) -> bool:
+        """Reads need the key when the worker has one, except ``/health`` and public reads."""
+        return bool(self.config.api_key) and not self.config.public_reads and request.path.rstrip("/") != "/health"
 
     def _authorize(self, request: Request) -> None:
         if not self.config.api_key:

@@ -17,26 +17,32 @@ class WorkerConfig:
     """What the core needs to know about where it runs.
 
     ``api_key`` None means writes are refused (a deployed worker without ``API_SECRET_KEY``).
-    ``allowed_origins`` holds exact origins, or ``"*"`` for any.
+    With a key, reads need it too (runs hold transcripts and command output) unless
+    ``public_reads`` (``ZE_BENCHMARKS_PUBLIC_READS=1``). ``allowed_origins`` holds exact
+    origins, or ``"*"`` for any.
     """
 
     api_key: str | None = None
     allowed_origins: tuple[str, ...] = field(default_factory=tuple)
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    public_reads: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, Any] | Any) -> "WorkerConfig":
-        """Read ``API_SECRET_KEY``, ``ALLOWED_ORIGINS`` (comma separated), ``MAX_BODY_BYTES``.
+        """Read ``API_SECRET_KEY``, ``ALLOWED_ORIGINS`` (comma separated), ``MAX_BODY_BYTES``,
+        ``ZE_BENCHMARKS_PUBLIC_READS`` (``1``/``true``: reads need no key).
 
         ``env`` is a mapping (``os.environ``) or an object with attributes (the Workers ``env``).
         """
         key = _get(env, "API_SECRET_KEY")
         origins = _get(env, "ALLOWED_ORIGINS") or ""
         max_body = _get(env, "MAX_BODY_BYTES")
+        public = (_get(env, "ZE_BENCHMARKS_PUBLIC_READS") or "").strip().lower() in ("1", "true", "yes")
         return cls(
             api_key=key or None,
             allowed_origins=parse_origins(origins),
             max_body_bytes=int(max_body) if max_body else DEFAULT_MAX_BODY_BYTES,
+            public_reads=public,
         )
 
 

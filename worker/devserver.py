@@ -47,9 +47,11 @@ def resolve_config(host: str, config: WorkerConfig) -> tuple[WorkerConfig, str |
     if not is_loopback(host):
         raise ValueError(f"refusing to listen on {host} without API_SECRET_KEY "
                          "(the development key is only allowed on loopback addresses)")
+    # The development key is public knowledge, so requiring it for reads would protect nothing.
     dev = WorkerConfig(api_key=DEV_API_KEY, allowed_origins=config.allowed_origins,
-                       max_body_bytes=config.max_body_bytes)
-    return dev, f"API_SECRET_KEY not set: writes accept the development key {DEV_API_KEY!r} (loopback only)"
+                       max_body_bytes=config.max_body_bytes, public_reads=True)
+    return dev, (f"API_SECRET_KEY not set: writes accept the development key {DEV_API_KEY!r}, "
+                 "reads need no key (loopback only)")
 
 
 class _BadRequest(Exception):

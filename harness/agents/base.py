@@ -99,6 +99,9 @@ class Agent(Protocol):
     # Optional:
     # - ``preflight() -> str | None`` names a configuration problem (a missing API key, a
     #   missing CLI) that would fail every run, so the CLI can refuse before starting any;
+    # - ``cost_known(model) -> bool``: False when the agent's spend cannot be priced (a model
+    #   missing from the price table), so ``--max-cost`` is refused rather than ignored;
+    #   agents without it spend nothing or report their own cost;
     # - ``sandbox_needs() -> SandboxNeeds`` asks for network, environment or mounts;
     # - ``uses_reference_solution = True`` with ``provide_reference_solution(path)``: the
     #   runner hands the scenario's solution/ directory to this agent alone.

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from harness.results.records import BatchRecord, RunRecord
+from harness.results.records import BatchRecord, RunRecord, mixed_sandbox_note
 
 _STATUS_STYLE = {"completed": "green", "failed": "red", "timeout": "yellow", "budget_exceeded": "yellow",
                  "error": "red bold"}
@@ -123,6 +123,20 @@ def render_run(console: Console, run: RunRecord, threshold: float | None = None,
     diff = run.metadata.get("diff")
     if diff:
         console.print(f"  Changes:    {diff.get('summary')}")
+    sandbox = run.metadata.get("sandbox")
+    if isinstance(sandbox, dict) and sandbox.get("kind"):
+        limits = sandbox.get("limits") or {}
+        unenforced = [name for name, v in limits.items()
+                      if isinstance(v, dict) and v.get("limit") is not None and not v.get("enforcedBy")]
+        line = f"{sandbox['kind']}, {'network on' if sandbox.get('network') else 'no network'}"
+        if unenforced:
+            line += f" (not enforced here: {', '.join(unenforced)})"
+        console.print(f"  Sandbox:    {line}")
+    grading = run.metadata.get("grading")
+    if isinstance(grading, dict) and (grading.get("restored") or grading.get("removed")):
+        undone = [*(f"restored {p}" for p in grading.get("restored", [])[:5]),
+                  *(f"removed {p}" for p in grading.get("removed", [])[:5])]
+        console.print(f"  Grading:    {'; '.join(undone)}", style="yellow")
 
 
 def batch_summary_table(batch: BatchRecord) -> Table:
@@ -136,10 +150,13 @@ def batch_summary_table(batch: BatchRecord) -> Table:
     table.add_row("Created", _ms_time(batch.created_at))
     table.add_row("Completed", _ms_time(batch.completed_at))
     meta = batch.metadata or {}
-    for key in ("suite", "scenario", "tier", "agent", "model", "specialist"):
+    for key in ("suite", "scenario", "tier", "agent", "model", "specialist", "sandbox", "judge"):
         value = meta.get(key)
         if value:
             table.add_row(key.capitalize(), ", ".join(map(str, value)) if isinstance(value, list) else str(value))
+    mixed = mixed_sandbox_note(batch.runs or [])
+    if mixed:
+        table.add_row("Warning", Text(mixed, style="yellow"))
     return table
 
 

@@ -34,7 +34,8 @@ def _fail(message: str, code: int = 2) -> None:
               help="Runs at once (each in its own workspace).")
 @click.option("--batch-id", default=None, help="Batch to store the runs in (default: a new batch_<ms>_<rand>).")
 @click.option("--skip-warmup", is_flag=True, help="Do not run the scenario's warmup.")
-@click.option("--keep-workspace", is_flag=True, help="Keep each run's workspace under results/workspaces/.")
+@click.option("--keep-workspace", is_flag=True,
+              help="Keep each run's workspace (under --workspaces-dir) for inspection.")
 @click.option("--timeout-minutes", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Override the scenario's timeout_minutes.")
 @click.option("--max-turns", type=click.IntRange(min=1), default=None, help="Agent turn budget (default 50).")
@@ -43,8 +44,19 @@ def _fail(message: str, code: int = 2) -> None:
 @click.option("--no-cache", is_flag=True, help="Bypass the model response cache.")
 @click.option("--suites-dir", type=click.Path(file_okay=False, path_type=Path), envvar="ZE_BENCHMARKS_SUITES_DIR",
               default=None, help="Where suites live (default: $ZE_BENCHMARKS_SUITES_DIR, else the repository's suites/).")
-@click.option("--workspaces-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Where run workspaces go (default results/workspaces).")
+@click.option("--workspaces-dir", type=click.Path(file_okay=False, path_type=Path),
+              envvar="ZE_BENCHMARKS_WORKSPACES_DIR", default=None,
+              help="Where run workspaces go (default: $ZE_BENCHMARKS_WORKSPACES_DIR, else "
+                   "~/.cache/zebench/workspaces; never inside the checkout).")
+@click.option("--sandbox", "sandbox_mode", type=click.Choice(["auto", "bwrap", "none"]), envvar="ZE_BENCHMARKS_SANDBOX",
+              default="auto", show_default=True,
+              help="How agent and scenario commands are confined: bwrap (private filesystem, processes and "
+                   "network), none (process group only), auto (bwrap where it works, else none with a warning).")
+@click.option("--judge", "judge", default=None, metavar="none|PROVIDER:MODEL",
+              help="The LLM judge: none to turn it off, or e.g. anthropic:claude-sonnet-4-6 (default: the "
+                   "scenario's judge model, else the first provider with a key).")
+@click.option("--judge-base-url", default=None, metavar="URL",
+              help="An OpenAI-compatible server for the judge (no provider key is sent there).")
 @click.option("--worker-url", envvar="ZE_BENCHMARKS_WORKER_URL", default=None, metavar="URL",
               help="Results worker (default: $ZE_BENCHMARKS_WORKER_URL, else the embedded store).")
 @click.option("--db", "db_path", envvar="ZE_BENCHMARKS_DB", default=None, metavar="FILE",
@@ -61,7 +73,8 @@ def _fail(message: str, code: int = 2) -> None:
 def run(suite: str, scenario: str, tier: str, agent: str | None, model: str | None, base_url: str | None,
         iterations: int, parallel: int, batch_id: str | None, skip_warmup: bool, keep_workspace: bool,
         timeout_minutes: float | None, max_turns: int | None, max_tokens: int | None, max_cost: float | None,
-        no_cache: bool, suites_dir: Path | None, workspaces_dir: Path | None, worker_url: str | None,
+        no_cache: bool, suites_dir: Path | None, workspaces_dir: Path | None, sandbox_mode: str,
+        judge: str | None, judge_base_url: str | None, worker_url: str | None,
         db_path: str | None, specialist: str | None, mint_template: str | None, mint_output: Path,
         as_json: bool, verbose: bool) -> None:
     """Run SCENARIO of SUITE: copy its fixture, run the agent, validate, score, store.
@@ -117,19 +130,23 @@ def run(suite: str, scenario: str, tier: str, agent: str | None, model: str | No
     agent_options: dict[str, Any] = {}
     if base_url:
         agent_options["base_url"] = base_url
-    _preflight(agent_name, model, agent_options)
+    _preflight(agent_name, model, agent_options, max_cost)
+    judge_choice = _judge_choice(judge, judge_base_url)
+    sandbox_kind = _sandbox_kind(sandbox_mode, as_json)
     options = RunOptions(
         agent=agent_name, model=model, iterations=iterations, parallel=parallel, batch_id=batch_id,
         skip_warmup=skip_warmup, keep_workspace=keep_workspace, workspaces_root=workspaces_dir,
         budgets=budgets, timeout_minutes=timeout_minutes, agent_options=agent_options, use_cache=not no_cache,
         specialist=spec, metadata=spec.run_metadata(model) if spec is not None else {},
+        sandbox=sandbox_kind, judge=judge_choice,
     )
     execute(loaded, prompt, options, worker_url, db_path, as_json,
             mint=(mint_spec, mint_output) if mint_spec is not None else None, verbose=verbose)
 
 
-def _preflight(agent_name: str, model: str | None, agent_options: dict[str, Any]) -> None:
-    """Refuse (exit 2) an agent that cannot work at all, e.g. without its API key, before any run."""
+def _preflight(agent_name: str, model: str | None, agent_options: dict[str, Any], max_cost: float | None) -> None:
+    """Refuse (exit 2), before any run, an agent that cannot work at all (no API key, no CLI)
+    and a cost budget that could not be enforced (a model without a price)."""
     from harness.agents import create_agent
 
     try:
@@ -140,6 +157,34 @@ def _preflight(agent_name: str, model: str | None, agent_options: dict[str, Any]
     problem = check() if check is not None else None
     if problem:
         _fail(problem)
+    priced = getattr(agent, "cost_known", None)
+    if max_cost is not None and priced is not None and not priced(model):
+        _fail(f"--max-cost cannot be enforced: the price table has no price for {agent.model!r} "
+              f"(agent {agent_name}); see `bench prices`, or run without --max-cost")
+
+
+def _judge_choice(judge: str | None, base_url: str | None) -> Any:
+    from harness.evaluators.llm_judge import JudgeChoice
+
+    try:
+        return JudgeChoice.parse(judge, base_url)
+    except ValueError as exc:
+        _fail(f"--judge: {exc}")
+
+
+def _sandbox_kind(mode: str, quiet: bool) -> str:
+    """The backend for ``--sandbox MODE``; a fallback is said on stderr, an impossible bwrap is exit 2."""
+    from harness.sandbox import SandboxUnavailable, resolve_mode
+
+    try:
+        choice = resolve_mode(mode)
+    except SandboxUnavailable as exc:
+        _fail(f"--sandbox bwrap: {exc}")
+    if choice.fallback_reason:
+        click.echo(f"warning: sandbox: bwrap is not usable here ({choice.fallback_reason}); commands run with "
+                   "process-group confinement only (--sandbox none): they can read the suites and the "
+                   "harness's environment. `bench doctor` says how to fix it.", err=True)
+    return choice.kind
 
 
 def execute(scenario: Any, prompt: Any, options: Any, worker_url: str | None, db_path: str | None,
@@ -149,9 +194,13 @@ def execute(scenario: Any, prompt: Any, options: Any, worker_url: str | None, db
 
     from harness.cli.report import batch_json, batch_summary_table, make_console, render_run, run_json
     from harness.cli.store_options import open_store
+    from harness.evaluators.llm_judge import resolve_judge
     from harness.runner import run_batch
 
     err_console = Console(stderr=True)
+    if scenario.llm_judge.enabled:
+        # Said before the runs, so a judge that will not run is no surprise afterwards.
+        click.echo(resolve_judge(scenario.llm_judge, options.judge).describe(), err=True)
     client = open_store(worker_url, db_path)
     try:
         with _ProgressDisplay(err_console, options.iterations, enabled=not as_json) as progress:
@@ -165,6 +214,8 @@ def execute(scenario: Any, prompt: Any, options: Any, worker_url: str | None, db
         client.close()
 
     records = [r.record for r in outcome.runs]
+    if outcome.preflight_error:
+        click.echo(f"error: {outcome.preflight_error}", err=True)
     post_errors = [r.post_error for r in outcome.runs if r.post_error]
     if outcome.post_error:
         post_errors.append(outcome.post_error)

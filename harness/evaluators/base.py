@@ -46,7 +46,7 @@ class EvaluationContext:
     workspace: Path
     prompt: str
     agent_result: AgentResult | None
-    sandbox: Sandbox
+    sandbox: Sandbox | None = None  # None only for evaluators that run no command (the judge)
     grading: GradingCopy | None = None
     diff: WorkspaceDiff | None = None
     command_results: dict[str, CommandResult] = field(default_factory=dict)  # validation name -> result

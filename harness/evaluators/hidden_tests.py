@@ -28,7 +28,10 @@ def evaluate_hidden_tests(ctx: EvaluationContext) -> EvaluatorResult | None:
     if not command:
         return EvaluatorResult(NAME, 0.0, status="skipped",
                                details="hidden-tests/ exists but the scenario has no test command")
-    copied = overlay(scenario.hidden_tests_dir, ctx.workspace)
+    if ctx.grading is not None:
+        copied = ctx.grading.lay_over(scenario.hidden_tests_dir)
+    else:
+        copied = overlay(scenario.hidden_tests_dir, ctx.workspace)
     timeout = float(hidden_cfg.get("timeout_seconds", command_timeout(scenario)))
     graded = run_graded(ctx, command, NAME, test=True, timeout_s=timeout)
     result = graded.result

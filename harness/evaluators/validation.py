@@ -85,7 +85,7 @@ def run_graded(ctx: EvaluationContext, command: str, label: str, *, test: bool, 
     if grading is None:
         env: dict[str, str] = {}
     elif test:
-        env, paths = grading.test_env(ctx.sandbox, label)
+        env, paths = grading.prepare_test(ctx.sandbox, label)
     else:
         env = grading.command_env(ctx.sandbox)
     result = ctx.sandbox.run(command, timeout_s=timeout_s, env=env)
@@ -153,9 +153,23 @@ def evaluate_validation(ctx: EvaluationContext) -> list[EvaluatorResult]:
 
 # --------------------------------------------------------------------------- preflight
 
+def _without_heredocs(command: str) -> str:
+    """``command`` without the bodies of its here-documents (they are data, not commands)."""
+    lines, out, i = command.split("\n"), [], 0
+    while i < len(lines):
+        out.append(lines[i])
+        marker = re.search(r"<<-?\s*['\"]?([A-Za-z_]\w*)['\"]?", lines[i])
+        i += 1
+        if marker:
+            while i < len(lines) and lines[i].strip() != marker.group(1):
+                i += 1
+            i += 1
+    return "\n".join(out)
+
+
 def _first_words(command: str) -> list[str]:
     """The program of each simple command in a shell command line (best effort, quote-aware)."""
-    lexer = shlex.shlex(command.replace("\n", ";"), posix=True, punctuation_chars=True)
+    lexer = shlex.shlex(_without_heredocs(command).replace("\n", ";"), posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     try:
         tokens = list(lexer)

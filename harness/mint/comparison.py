@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from harness import stats
-from harness.results.records import RunRecord
+from harness.results.records import RunRecord, mixed_sandbox_note
 
 CONFIDENCE = 0.95
 
@@ -213,6 +213,9 @@ def comparison_section(baseline: Sequence[RunRecord], specialist: Sequence[RunRe
             f"{', '.join(sorted(s_models))}): the difference mixes the specialist's effect with theirs"
         )
     section["notes"].extend(_config_hash_notes(baseline, "baseline") + _config_hash_notes(specialist, "specialist"))
+    mixed = mixed_sandbox_note([*baseline, *specialist])
+    if mixed:
+        section["notes"].append(mixed)
     by_model: dict[str, tuple[list[RunRecord], list[RunRecord]]] = defaultdict(lambda: ([], []))
     for r in baseline:
         by_model[model_key(r)][0].append(r)

@@ -234,3 +234,21 @@ class BatchRecord:
             breakdowns=d.get("breakdowns") or {},
             runs=[RunRecord.from_wire(r) for r in d.get("runs") or []],
         )
+
+
+def sandbox_kind(run: RunRecord) -> str | None:
+    """The sandbox backend a run's commands ran in (``bwrap``, ``none``), None for older runs."""
+    info = (run.metadata or {}).get("sandbox")
+    return info.get("kind") if isinstance(info, dict) else None
+
+
+def mixed_sandbox_note(runs: list[RunRecord]) -> str | None:
+    """A warning when ``runs`` ran in different sandbox kinds (they are not comparable), else None."""
+    kinds: dict[str, int] = {}
+    for run in runs:
+        kind = sandbox_kind(run) or "unrecorded"
+        kinds[kind] = kinds.get(kind, 0) + 1
+    if len(kinds) < 2:
+        return None
+    parts = ", ".join(f"{n} in {kind}" for kind, n in sorted(kinds.items()))
+    return f"the runs used different sandboxes ({parts}): their results are not comparable"

@@ -9,6 +9,7 @@ from harness.results.client import PostOutcome, ResultsClient, ResultsError
 from harness.results.records import BatchRecord, RunRecord
 from harness.results.spool import DeliveryOutcome, Spool, SpoolEntry, SyncReport
 from harness.results.transport import Transport, TransportResponse, TransportUnavailable
+from harness.secrets import Redactor
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +50,9 @@ class WorkerClient(ResultsClient):
         self._post("batch", "/api/results/batch", batch.to_wire())
 
     def _post(self, kind: Literal["run", "batch"], path: str, body: dict[str, Any]) -> PostOutcome:
+        # No secret of this process's environment is ever stored or spooled, wherever it hid
+        # (a transcript, a command's output, an error message).
+        body = Redactor.from_environment().data(body)
         try:
             resp = self.transport.request("POST", path, body=body)
         except TransportUnavailable as exc:

@@ -142,10 +142,23 @@ class BwrapSandbox(Sandbox):
                  "--symlink", "../tmp", "/var/tmp", "--proc", "/proc", "--dev", "/dev"]
         for prefix in view.mounts:
             opts += ["--ro-bind", prefix, prefix]
+        inside: list[str] = []
         for mount in spec.mounts:
-            opts += ["--bind" if mount.writable else "--ro-bind", str(mount.source), mount.inner]
-        opts += ["--bind", str(self.workspace), WORKSPACE, "--remount-ro", "/", "--chdir", WORKSPACE]
+            source = mount.source.resolve()
+            bind = ["--bind" if mount.writable else "--ro-bind", str(source)]
+            if source.is_relative_to(self.workspace) and mount.target is None:
+                # A file of the workspace pinned read-only: bound over the workspace's own bind.
+                inside += [*bind, self.mount_point(mount)]
+            else:
+                opts += [*bind, mount.inner]
+        opts += ["--bind", str(self.workspace), WORKSPACE, *inside, "--remount-ro", "/", "--chdir", WORKSPACE]
         return opts
+
+    def mount_point(self, mount) -> str:  # noqa: ANN001 - Mount
+        source = mount.source.resolve()
+        if mount.target is None and source.is_relative_to(self.workspace):
+            return f"{WORKSPACE}/{source.relative_to(self.workspace).as_posix()}"
+        return mount.inner
 
     def _argv(self, command: list[str]) -> tuple[list[str], dict[str, Any]]:
         data = b"\0".join(o.encode() for o in self._options) + b"\0"
