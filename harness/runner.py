@@ -525,8 +525,8 @@ def _agent_and_evaluate(scenario: Scenario, prompt: TierPrompt, options: RunOpti
     with GradingSession(scenario, workspace, setup.sandbox, options.workspaces_root, prompt=prompt.text,
                         agent_result=agent_result, diff=diff, use_cache=options.use_cache,
                         judge=setup.judge) as grading:
-        record.metadata["grading"] = grading.copy.summary()
         outcome.results = run_evaluators(grading.context, on_stage=stage)
+        record.metadata["grading"] = grading.copy.summary()  # after re-protection before test commands
     score = score_run(outcome.results, scenario.rubric_weights, scenario.success_threshold)
     record.total_score = score.score
     record.weighted_score = score.score

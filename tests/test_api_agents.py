@@ -17,6 +17,7 @@ import respx
 from harness.agents import create_agent
 from harness.agents.api import DEFAULT_SYSTEM_PROMPT, compose_system_prompt
 from harness.agents.base import AgentContext, Budgets
+from mock_models import MockModel
 
 ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"
 OPENAI_URL = "https://api.openai.com/v1/chat/completions"
@@ -25,74 +26,6 @@ REPO = Path(__file__).resolve().parents[1]
 BUGGY = "def add(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n"
 TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
-
-
-class MockModel:
-    """A scripted model behind a respx route, speaking Anthropic's or OpenAI's wire format.
-
-    Step ``n`` answers the request that carries ``n`` assistant messages, so the script
-    follows the conversation; each request body is kept for assertions.
-    """
-
-    def __init__(self, api: str, steps: list[tuple[str, list[tuple[str, dict]]]], model: str) -> None:
-        self.api = api
-        self.steps = steps
-        self.model = model
-        self.bodies: list[dict] = []
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        body = json.loads(request.content)
-        self.bodies.append(body)
-        turn = sum(1 for m in body["messages"] if m["role"] == "assistant")
-        text, calls = self.steps[turn]
-        if self.api == "anthropic":
-            content = ([{"type": "text", "text": text}] if text else []) + [
-                {"type": "tool_use", "id": f"toolu_{turn}_{i}", "name": name, "input": args}
-                for i, (name, args) in enumerate(calls)
-            ]
-            return httpx.Response(
-                200,
-                json={
-                    "id": f"msg_{turn}",
-                    "type": "message",
-                    "role": "assistant",
-                    "model": self.model,
-                    "content": content,
-                    "stop_reason": "tool_use" if calls else "end_turn",
-                    "stop_sequence": None,
-                    "usage": {
-                        "input_tokens": 1000 + turn,
-                        "output_tokens": 100,
-                        "cache_read_input_tokens": 500 * turn,
-                        "cache_creation_input_tokens": 0 if turn else 800,
-                    },
-                },
-            )
-        message: dict = {"role": "assistant", "content": text or None}
-        if calls:
-            message["tool_calls"] = [
-                {"id": f"call_{turn}_{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
-                for i, (name, args) in enumerate(calls)
-            ]
-        return httpx.Response(
-            200,
-            json={
-                "id": f"chatcmpl-{turn}",
-                "object": "chat.completion",
-                "created": 1,
-                "model": self.model,
-                "choices": [{"index": 0, "finish_reason": "tool_calls" if calls else "stop", "message": message}],
-                "usage": {"prompt_tokens": 1000 + turn, "completion_tokens": 100, "total_tokens": 1100 + turn},
-            },
-        )
-
-    def tool_results(self, turn: int) -> list[str]:
-        """The tool results the loop sent back in request ``turn`` (as plain strings)."""
-        body = self.bodies[turn]
-        if self.api == "anthropic":
-            last = body["messages"][-1]["content"]
-            return [b["content"] for b in last if b.get("type") == "tool_result"]
-        return [m["content"] for m in body["messages"] if m["role"] == "tool"][-1:]
 
 
 def fix_script(fixed_path: str, fixed_text: str, test_command: str):

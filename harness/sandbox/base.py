@@ -149,6 +149,12 @@ class Sandbox(ABC):
     def _cleanup(self) -> None:
         """Release what the sandbox holds on the host (private directories)."""
 
+    @contextmanager
+    def _command_scope(self) -> Iterator[dict[str, str]]:
+        """Environment overrides for one command, and what to undo after it (per-command
+        private directories)."""
+        yield {}
+
     # -- lifecycle -------------------------------------------------------------------------
     @property
     def closed(self) -> bool:
@@ -196,8 +202,8 @@ class Sandbox(ABC):
         ``env`` is added to the sandbox's environment for this command only.
         Raises :class:`SandboxClosed` when the sandbox is closed.
         """
-        with self.operation():
-            return self._run(command, timeout_s, output_cap, env, stdin_data)
+        with self.operation(), self._command_scope() as scoped:
+            return self._run(command, timeout_s, output_cap, {**scoped, **(env or {})}, stdin_data)
 
     def run_argv(self, argv: list[str], **kwargs: Any) -> CommandResult:
         """:meth:`run` for an argument vector (quoted for the shell)."""

@@ -2,7 +2,8 @@
 
 A command runs as the harness's user, in the workspace directory, in its own session, with
 the sandbox's clean environment (no secret variable; a private ``$HOME`` and ``$TMPDIR``
-that are deleted with the sandbox), the limits of :mod:`harness.sandbox.limits`, and is
+made for the command and deleted after it, as bwrap's are), the limits of
+:mod:`harness.sandbox.limits`, and is
 killed with everything it started when it returns or times out: its process group, its
 cgroup when one could be made, and any process still carrying the sandbox's marker variable.
 
@@ -17,6 +18,8 @@ import os
 import shutil
 import signal
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +35,6 @@ class ProcessGroupSandbox(Sandbox):
     def __init__(self, workspace: Path, spec: SandboxSpec) -> None:
         super().__init__(workspace, spec)
         self._private = Path(tempfile.mkdtemp(prefix="zebench-sandbox-"))
-        (self._private / "home").mkdir()
-        (self._private / "tmp").mkdir()
         self._marker = f"{os.getpid()}-{os.urandom(8).hex()}"
 
     @property
@@ -48,10 +49,18 @@ class ProcessGroupSandbox(Sandbox):
         return {
             **_passthrough_env(),
             "PATH": os.pathsep.join(dict.fromkeys(path)),
-            "HOME": str(self._private / "home"),
-            "TMPDIR": str(self._private / "tmp"),
             MARKER_VAR: self._marker,
         }
+
+    @contextmanager
+    def _command_scope(self) -> Iterator[dict[str, str]]:
+        scope = Path(tempfile.mkdtemp(prefix="cmd-", dir=self._private))
+        (scope / "home").mkdir()
+        (scope / "tmp").mkdir()
+        try:
+            yield {"HOME": str(scope / "home"), "TMPDIR": str(scope / "tmp")}
+        finally:
+            shutil.rmtree(scope, ignore_errors=True)
 
     def _argv(self, command: list[str]) -> tuple[list[str], dict[str, Any]]:
         return command, {"cwd": str(self.workspace)}
