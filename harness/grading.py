@@ -46,7 +46,6 @@ from harness.workspace import ALWAYS_EXCLUDED, CopyReport, copy_tree, real_direc
 
 if TYPE_CHECKING:
     from harness.agents.base import AgentResult
-    from harness.evaluators.base import EvaluationContext
     from harness.sandbox import Sandbox
     from harness.scenarios import Scenario
     from harness.workspace import WorkspaceDiff

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from harness.agents import create_agent
 from harness.agents.base import AgentContext, Budgets
 from harness.agents.claude_code import parse_cli_output
 from harness.sandbox import SandboxSpec, open_sandbox
+from processes import gone as _gone
 
 # The real CLI's stream-json shape: an init line, assistant/user messages, a final result.
 FAKE_CLAUDE = r'''#!{python}
@@ -151,8 +151,6 @@ def test_claude_code_missing_executable_is_a_clear_error(tmp_path, monkeypatch):
 
 
 def test_claude_code_deadline_kills_the_cli_and_its_children(fake_claude, tmp_path, monkeypatch, sandbox_kind):
-    from test_sandbox import _gone
-
     marker = f"9{os.getpid() % 1000}.125"
     monkeypatch.setenv("CLAUDE_FAKE_MODE", "sleep")
     monkeypatch.setenv("CLAUDE_FAKE_MARKER", marker)

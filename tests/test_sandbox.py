@@ -13,6 +13,8 @@ import pytest
 from harness.sandbox import Limits, SandboxClosed, SandboxSpec, SandboxUnavailable, open_sandbox, resolve_mode
 from harness.sandbox.limits import cgroup_support
 from harness.tools import Toolset
+from processes import alive as _alive
+from processes import gone as _gone
 
 
 @pytest.fixture
@@ -22,33 +24,6 @@ def ws(tmp_path):
     (root / "ok.txt").write_text("inside\n")
     (tmp_path / "secret.txt").write_text("outside secret\n")
     return root
-
-
-def _alive(marker: str) -> list[int]:
-    """Host pids of processes whose command line contains ``marker``."""
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/cmdline", "rb") as fh:
-                cmdline = fh.read()
-            with open(f"/proc/{entry.name}/stat") as fh:
-                state = fh.read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if marker.encode() in cmdline and state != "Z":
-            found.append(int(entry.name))
-    return found
-
-
-def _gone(marker: str, wait_s: float = 5.0) -> bool:
-    deadline = time.monotonic() + wait_s
-    while time.monotonic() < deadline:
-        if not _alive(marker):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 # --------------------------------------------------------------------------- file tools

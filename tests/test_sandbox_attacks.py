@@ -36,7 +36,8 @@ from harness.runner import RunOptions, run_batch
 from harness.scenarios import load_scenario, resolve_prompt
 from harness.tools import Toolset
 from mock_models import MockModel
-from test_sandbox import _alive, _gone
+from processes import alive as _alive
+from processes import gone as _gone
 
 REPO = Path(__file__).resolve().parents[1]
 SUITE, SCENARIO = "py-bugs", "pagination-off-by-one"
