@@ -27,6 +27,7 @@ work is visible; ``is_successful`` is true only for ``completed`` runs.
 from __future__ import annotations
 
 import hashlib
+import tempfile
 import threading
 import time
 import traceback
@@ -318,11 +319,18 @@ def run_warmup(scenario: Scenario, options: RunOptions) -> WarmupResult | None:
         scratch.remove()
 
 
+def unenforceable_budget(agent: Any, budgets: Budgets | None) -> str | None:
+    """Why ``budgets`` cannot be enforced for ``agent`` (a cost cap on an unpriced model), or None."""
+    priced = getattr(agent, "cost_known", None)
+    if budgets is None or budgets.max_cost_usd is None or priced is None or priced():
+        return None
+    return (f"--max-cost cannot be enforced: the price table has no price for {agent.model!r} "
+            f"(agent {agent.name}); see `bench prices`, or run without --max-cost")
+
+
 def check_tools(scenario: Scenario, kind: str) -> str | None:
     """Why the scenario cannot be graded on this machine (a program or python module its
     commands run is missing), or None. Checked once per batch, in a sandbox of ``kind``."""
-    import tempfile
-
     commands = scenario_commands(scenario)
     if not commands:
         return None
@@ -598,6 +606,9 @@ def run_batch(scenario: Scenario, prompt: TierPrompt, options: RunOptions, clien
         raise ValueError("iterations and parallel must be at least 1")
     if options.agent not in agent_names():
         raise UnknownAgentError(f"unknown agent {options.agent!r}; available: {', '.join(agent_names())}")
+    problem = unenforceable_budget(create_agent(options.agent, options.model, **options.agent_options), options.budgets)
+    if problem:
+        raise ValueError(problem)
     batch_id = options.batch_id or new_batch_id()
     created_ms = int(time.time() * 1000)
     kind = _sandbox_kind(options)

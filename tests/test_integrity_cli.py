@@ -235,3 +235,14 @@ def test_doctor_reports_every_check_and_how_to_fix_what_is_missing(env, monkeypa
     node = next(c for c in json.loads(bench("doctor", "--json").stdout)["checks"] if c["name"] == "node")
     assert node["status"] == "missing" and "Node 20.11" in node["fix"]
     assert "bench doctor" in bench("doctor").stdout
+
+
+def test_the_library_refuses_an_unenforceable_cost_budget_too(env):
+    from harness.agents.base import Budgets
+    from harness.runner import RunOptions, run_batch
+
+    scenario = load_scenario("demo", "add-one", env / "suites")
+    options = RunOptions(agent="openai", model="my-local-model", agent_options={"base_url": "http://127.0.0.1:9/v1"},
+                         budgets=Budgets(max_cost_usd=1.0))
+    with pytest.raises(ValueError, match="--max-cost cannot be enforced"):
+        run_batch(scenario, resolve_prompt(scenario, "L1"), options, None)

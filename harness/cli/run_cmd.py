@@ -153,14 +153,16 @@ def _preflight(agent_name: str, model: str | None, agent_options: dict[str, Any]
         agent = create_agent(agent_name, model=model, **agent_options)
     except ValueError as exc:
         _fail(f"agent {agent_name}: {exc}")
+    from harness.agents.base import Budgets
+    from harness.runner import unenforceable_budget
+
     check = getattr(agent, "preflight", None)
     problem = check() if check is not None else None
     if problem:
         _fail(problem)
-    priced = getattr(agent, "cost_known", None)
-    if max_cost is not None and priced is not None and not priced(model):
-        _fail(f"--max-cost cannot be enforced: the price table has no price for {agent.model!r} "
-              f"(agent {agent_name}); see `bench prices`, or run without --max-cost")
+    problem = unenforceable_budget(agent, Budgets(max_cost_usd=max_cost))
+    if problem:
+        _fail(problem)
 
 
 def _judge_choice(judge: str | None, base_url: str | None) -> Any:
