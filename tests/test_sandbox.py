@@ -267,3 +267,50 @@ def test_describe_reports_the_kind_network_and_how_each_limit_is_enforced(ws, ma
 def test_open_sandbox_refuses_an_unknown_kind(ws):
     with pytest.raises(ValueError, match="unknown sandbox kind"):
         open_sandbox(ws, SandboxSpec(kind="docker"))
+
+
+# --------------------------------------------------------------------------- cgroup detection
+
+def test_cgroup_v2_is_used_where_the_harness_may_enable_pids_and_memory(tmp_path):
+    """The v2 path, on a stand-in for a delegated cgroup directory (this machine may have v1)."""
+    from harness.sandbox.limits import Limits as L
+    from harness.sandbox.limits import _detect_v2
+
+    group = tmp_path / "user.slice" / "me.scope"
+    group.mkdir(parents=True)
+    (group / "cgroup.controllers").write_text("cpu io memory pids\n")
+    (group / "cgroup.subtree_control").write_text("")
+    support = _detect_v2([(str(tmp_path), "cgroup2", ["rw"])], {"unified": "/user.slice/me.scope"})
+    assert support is not None and support.version == "v2" and support.controllers == {"pids", "memory"}
+    assert (group / "cgroup.subtree_control").read_text() == "+pids +memory"
+    made = support.create(L(max_processes=64, memory_bytes=128 * 1024 * 1024))
+    (d,) = made.dirs.values()
+    assert (d / "pids.max").read_text() == "64" and (d / "memory.max").read_text() == str(128 * 1024 * 1024)
+    assert made.procs_files == [str(d / "cgroup.procs")]
+    (d / "memory.events").write_text("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n")
+    (d / "pids.events").write_text("max 7\n")
+    assert made.oom_kills() == 1 and made.process_limit_hits() == 7
+
+
+def test_cgroup_v2_without_the_controllers_is_not_used(tmp_path):
+    from harness.sandbox.limits import _detect_v2
+
+    (tmp_path / "cgroup.controllers").write_text("cpu io\n")
+    assert _detect_v2([(str(tmp_path), "cgroup2", ["rw"])], {"unified": "/"}) is None
+    assert _detect_v2([], {"unified": "/"}) is None
+
+
+def test_cgroup_v1_is_used_per_controller(tmp_path):
+    from harness.sandbox.limits import Limits as L
+    from harness.sandbox.limits import _detect_v1
+
+    for controller in ("pids", "memory"):
+        (tmp_path / controller / "harness").mkdir(parents=True)
+    mounts = [(str(tmp_path / "pids"), "cgroup", ["rw", "pids"]), (str(tmp_path / "memory"), "cgroup", ["rw", "memory"])]
+    support = _detect_v1(mounts, {"pids": "/harness", "memory": "/harness"})
+    assert support is not None and support.controllers == {"pids", "memory"}
+    made = support.create(L(max_processes=32, memory_bytes=1 << 30))
+    assert (made.dirs["pids"] / "pids.max").read_text() == "32"
+    assert (made.dirs["memory"] / "memory.limit_in_bytes").read_text() == str(1 << 30)
+    (made.dirs["memory"] / "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 2\n")
+    assert made.oom_kills() == 2
