@@ -27,6 +27,7 @@ work is visible; ``is_successful`` is true only for ``completed`` runs.
 from __future__ import annotations
 
 import hashlib
+import secrets
 import tempfile
 import threading
 import time
@@ -570,31 +571,6 @@ def batch_record(batch_id: str, runs: list[RunRecord], created_ms: int, complete
     )
 
 
-_MERGED_KEYS = ("suite", "scenario", "tier", "agent", "model", "specialist", "configHash", "sandbox", "judge")
-
-
-def _merge_with_stored(client: ResultsClient, batch: BatchRecord) -> None:
-    """A batch id reused across invocations (baseline and specialist, several scenarios) keeps its
-    first creation time, and its metadata lists every value seen instead of the last one."""
-    try:
-        stored = client.get_batch(batch.batch_id)
-    except Exception:  # noqa: BLE001 - unreachable store: post what we have (it may be spooled)
-        return
-    if stored is None:
-        return
-    if stored.created_at:
-        batch.created_at = min(stored.created_at, batch.created_at or stored.created_at)
-    old = stored.metadata or {}
-    for key in _MERGED_KEYS:
-        values: list[Any] = []
-        for source in (old.get(key), batch.metadata.get(key)):
-            for value in source if isinstance(source, list) else [source]:
-                if value is not None and value not in values:
-                    values.append(value)
-        batch.metadata[key] = values[0] if len(values) == 1 else (values or None)
-    batch.metadata["iterations"] = int(old.get("iterations") or 0) + int(batch.metadata.get("iterations") or 0)
-
-
 def run_batch(scenario: Scenario, prompt: TierPrompt, options: RunOptions, client: ResultsClient | None,
               progress: ProgressCallback | None = None) -> BatchOutcome:
     """Run ``options.iterations`` runs of ``scenario`` and store each one, then the batch.
@@ -644,12 +620,14 @@ def run_batch(scenario: Scenario, prompt: TierPrompt, options: RunOptions, clien
         "model": options.model, "iterations": options.iterations, "parallel": options.parallel,
         "configHash": cfg_hash, "harnessVersion": HARNESS_VERSION, "sandbox": kind, "judge": judge.identity,
         "specialist": f"{options.specialist.name}@{options.specialist.version}" if options.specialist else None,
+        # The worker merges every invocation's metadata for a shared batch id; this keeps two
+        # identical invocations apart while a redelivered post stays one.
+        "invocationId": secrets.token_hex(8),
     }
     batch = batch_record(batch_id, [r.record for r in runs], created_ms, int(time.time() * 1000), meta)
     post_error = None
     if client is not None:
         try:
-            _merge_with_stored(client, batch)
             client.post_batch(batch)
         except Exception as exc:  # noqa: BLE001 - the runs are stored; the batch can be re-posted
             post_error = f"{type(exc).__name__}: {exc}"

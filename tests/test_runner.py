@@ -278,14 +278,18 @@ def test_runs_land_in_the_embedded_store(setup, tmp_path):
         client.close()
 
 
-def test_reused_batch_id_keeps_every_agent_in_its_metadata(setup):
+def test_reused_batch_id_keeps_every_agent_in_its_metadata(setup, tmp_path):
+    from harness.results import open_client
+
     scenario, prompt, ws_root = setup
-    store = MemoryResults()
-    first = run_batch(scenario, prompt, RunOptions(agent="oracle", batch_id="shared", workspaces_root=ws_root), store)
-    run_batch(scenario, prompt, RunOptions(agent="echo", batch_id="shared", workspaces_root=ws_root), store)
-    batch = store.batches["shared"]
+    with open_client(db_path=str(tmp_path / "merge.db"), spool_dir=str(tmp_path / "spool")) as store:
+        first = run_batch(scenario, prompt, RunOptions(agent="oracle", batch_id="shared", workspaces_root=ws_root),
+                          store)
+        run_batch(scenario, prompt, RunOptions(agent="echo", batch_id="shared", workspaces_root=ws_root), store)
+        batch = store.get_batch("shared")
     assert batch.metadata["agent"] == ["oracle", "echo"] and batch.metadata["suite"] == "demo"
-    assert batch.metadata["iterations"] == 2 and batch.created_at == first.batch.created_at
+    assert batch.metadata["iterations"] == 2 and batch.metadata["invocations"] == 2
+    assert batch.created_at == first.batch.created_at
 
 
 def test_interrupted_run_is_stored_as_error_not_completed(setup, monkeypatch):

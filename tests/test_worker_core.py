@@ -16,6 +16,7 @@ import signal
 import socket
 import sqlite3
 import subprocess
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -373,6 +374,47 @@ def test_batch_post_creates_then_updates_without_losing_fields(api):
     b = api.call("GET", f"/api/batches/{batch_id}").body
     assert (b["createdAt"], b["completedAt"], b["metadata"]) == (1000, 2000, {"suite": "s"})
     assert b["totalRuns"] == 0 and b["avgScore"] is None and b["runs"] == []
+
+
+def test_batch_metadata_from_many_writers_is_merged_and_nothing_is_lost(api):
+    batch_id = uid("batch")
+    agents = [f"agent{i}" for i in range(12)]
+    bodies = [{"batchId": batch_id, "createdAt": 5000 - i, "completedAt": 6000 + i,
+               "metadata": {"suite": "s", "agent": a, "iterations": 2, "invocationId": f"inv{i}"}}
+              for i, a in enumerate(agents)]
+
+    def post(body):
+        r = api.call("POST", "/api/results/batch", body)
+        assert r.status in (200, 201), r.body
+
+    if api.name == "fake_d1":  # the fake's sqlite connection belongs to one thread
+        for body in bodies:
+            post(body)
+    else:
+        threads = [threading.Thread(target=post, args=(b,)) for b in bodies]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    post(bodies[0])  # a redelivered post adds nothing
+    b = api.call("GET", f"/api/batches/{batch_id}").body
+    assert sorted(b["metadata"]["agent"]) == sorted(agents) and b["metadata"]["suite"] == "s"
+    assert b["metadata"]["iterations"] == 24 and b["metadata"]["invocations"] == 12
+    assert (b["createdAt"], b["completedAt"]) == (5000 - 11, 6000 + 11)
+    listed = api.call("GET", "/api/batches?limit=500").body
+    assert next(x for x in listed if x["batchId"] == batch_id)["metadata"]["iterations"] == 24
+
+
+def test_merge_batch_metadata_rules():
+    from worker.store import merge_batch_metadata
+
+    merged = merge_batch_metadata([
+        {"suite": "s", "agent": "echo", "iterations": 1, "sandbox": "bwrap", "invocationId": "a"},
+        {"suite": "s", "agent": ["oracle", "echo"], "iterations": 3, "sandbox": "bwrap", "invocationId": "b"},
+    ])
+    assert merged == {"suite": "s", "agent": ["echo", "oracle"], "iterations": 4, "sandbox": "bwrap",
+                      "invocations": 2}
+    assert merge_batch_metadata([{"suite": "s"}]) == {"suite": "s"}
 
 
 def test_run_filters_select_matching_runs(api):

@@ -23,6 +23,10 @@ from worker.storage import Storage, StorageError
 Handler = Callable[["WorkerApp", Request, dict[str, str]], Awaitable[Response]]
 
 NEXT_CURSOR_HEADER = "x-next-cursor"
+# What /health says this is: clients check it before they store anything, so a URL that
+# answers 200 to anything (any web server) is never taken for a results store.
+SERVICE_NAME = "zebench-results"
+API_VERSION = 1
 
 
 class WorkerApp:
@@ -125,7 +129,8 @@ class WorkerApp:
 
     async def health(self, request: Request, params: dict[str, str]) -> Response:
         now = datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
-        return json_response(200, {"status": "ok", "timestamp": now})
+        return json_response(200, {"status": "ok", "timestamp": now, "service": SERVICE_NAME,
+                                    "apiVersion": API_VERSION})
 
     async def openapi(self, request: Request, params: dict[str, str]) -> Response:
         from worker.openapi import openapi_document

@@ -36,7 +36,8 @@ def _ref(name: str) -> dict[str, str]:
 
 SCHEMAS: dict[str, Any] = {
     "Error": _obj({"error": _STR, "details": {}}),
-    "Health": _obj({"status": {"const": "ok"}, "timestamp": _STR}),
+    "Health": _obj({"status": {"const": "ok"}, "timestamp": _STR, "service": {"const": "zebench-results"},
+                    "apiVersion": {"type": "integer"}}),
     "Run": _obj({
         "id": _STR, "runId": _STR, "batchId": _NSTR, "suite": _STR, "scenario": _STR,
         "tier": _STR, "agent": _STR, "model": _NSTR, "status": {"enum": list(RUN_STATUSES)},

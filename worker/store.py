@@ -335,21 +335,86 @@ def _batch_to_wire(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# Metadata keys whose values add up across contributions; the rest are merged as distinct values.
+_SUMMED_KEYS = frozenset({"iterations"})
+_INVOCATION_KEY = "invocationId"
+
+
+def merge_batch_metadata(contributions: list[dict[str, Any]]) -> dict[str, Any]:
+    """One metadata object from every contribution to a batch, in the order they arrived.
+
+    A key all contributions agree on keeps its value; a key with several values becomes the
+    list of distinct values (lists are flattened into it); ``iterations`` are summed.
+    ``invocationId`` is replaced by ``invocations``, the number of contributions.
+    """
+    merged: dict[str, Any] = {}
+    seen: dict[str, list[Any]] = {}
+    for contribution in contributions:
+        for key, value in contribution.items():
+            if key == _INVOCATION_KEY:
+                continue
+            if key in _SUMMED_KEYS and isinstance(value, (int, float)) and not isinstance(value, bool):
+                merged[key] = merged.get(key, 0) + value
+                continue
+            values = seen.setdefault(key, [])
+            for item in value if isinstance(value, list) else [value]:
+                if item is not None and item not in values:
+                    values.append(item)
+    for key, values in seen.items():
+        merged[key] = values[0] if len(values) == 1 else (values or None)
+    if len(contributions) > 1 or any(_INVOCATION_KEY in c for c in contributions):
+        merged["invocations"] = len(contributions)
+    return merged
+
+
 async def upsert_batch(db: Storage, batch: dict[str, Any], now_ms: int) -> bool:
-    """Create or update a batch; True when it was created. Aggregates are not stored."""
+    """Create or update a batch atomically; True when it was created. Aggregates are not stored.
+
+    The batch row keeps the earliest creation and the latest completion time; the metadata is
+    added as a contribution row (an identical repost adds nothing), so concurrent writers
+    sharing a batch id lose nothing.
+    """
     existed = await db.first("SELECT 1 AS x FROM batches WHERE batch_id = ?", (batch["batchId"],))
-    has_created = batch["createdAt"] is not None
-    has_metadata = batch["metadata"] is not None
-    await db.run(
+    created_at = batch["createdAt"] if batch["createdAt"] is not None else now_ms
+    statements = [Statement(
         "INSERT INTO batches (batch_id, created_at, completed_at, metadata) VALUES (?, ?, ?, ?) "
         "ON CONFLICT (batch_id) DO UPDATE SET "
-        "created_at = CASE WHEN ? = 1 THEN excluded.created_at ELSE batches.created_at END, "
-        "completed_at = COALESCE(excluded.completed_at, batches.completed_at), "
+        "created_at = MIN(batches.created_at, excluded.created_at), "
+        "completed_at = CASE WHEN excluded.completed_at IS NULL THEN batches.completed_at "
+        "WHEN batches.completed_at IS NULL THEN excluded.completed_at "
+        "ELSE MAX(batches.completed_at, excluded.completed_at) END, "
         "metadata = CASE WHEN ? = 1 THEN excluded.metadata ELSE batches.metadata END",
-        (batch["batchId"], batch["createdAt"] if has_created else now_ms, batch["completedAt"],
-         _dumps(batch["metadata"] or {}), int(has_created), int(has_metadata)),
-    )
+        (batch["batchId"], created_at, batch["completedAt"], _dumps(batch["metadata"] or {}),
+         int(batch["metadata"] is not None)),
+    )]
+    if batch["metadata"] is not None:
+        text = _dumps(batch["metadata"])
+        statements.append(Statement(
+            "INSERT OR IGNORE INTO batch_contributions (batch_id, contribution_hash, created_at, metadata) "
+            "VALUES (?, ?, ?, ?)",
+            (batch["batchId"], hashlib.sha256(text.encode("utf-8")).hexdigest(), now_ms, text),
+        ))
+    await db.batch(statements)
     return existed is None
+
+
+async def _merged_metadata(db: Storage, batch_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """``{batch_id: merged metadata}`` for the batches that have contributions."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    chunk = MAX_BOUND_PARAMS
+    for start in range(0, len(batch_ids), chunk):
+        ids = batch_ids[start:start + chunk]
+        rows = await db.all(
+            "SELECT batch_id, metadata FROM batch_contributions WHERE batch_id IN "
+            f"({', '.join('?' * len(ids))}) ORDER BY batch_id, created_at, contribution_hash", ids)
+        for row in rows:
+            try:
+                value = json.loads(row["metadata"])
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                out.setdefault(row["batch_id"], []).append(value)
+    return {batch_id: merge_batch_metadata(items) for batch_id, items in out.items()}
 
 
 async def list_batches(db: Storage, query: dict[str, str]) -> tuple[list[dict[str, Any]], str | None]:
@@ -377,7 +442,12 @@ async def list_batches(db: Storage, query: dict[str, str]) -> tuple[list[dict[st
     if len(rows) > limit:
         rows = rows[:limit]
         next_cursor = encode_cursor(_int(rows[-1]["created_at"]), rows[-1]["batch_id"])
-    return [_batch_to_wire(r) for r in rows], next_cursor
+    batches = [_batch_to_wire(r) for r in rows]
+    merged = await _merged_metadata(db, [b["batchId"] for b in batches])
+    for b in batches:
+        if b["batchId"] in merged:
+            b["metadata"] = merged[b["batchId"]]
+    return batches, next_cursor
 
 
 async def get_batch(db: Storage, batch_id: str, include_runs: bool = True) -> dict[str, Any] | None:
@@ -391,6 +461,9 @@ async def get_batch(db: Storage, batch_id: str, include_runs: bool = True) -> di
     if row is None:
         return None
     batch = _batch_to_wire(row)
+    merged = await _merged_metadata(db, [batch_id])
+    if batch_id in merged:
+        batch["metadata"] = merged[batch_id]
     group = (
         "SELECT ? AS dimension, {col} AS key, COUNT(*) AS runs, "
         "COALESCE(SUM(is_successful), 0) AS successful_runs, AVG(total_score) AS avg_score, "
