@@ -48,7 +48,7 @@ from harness.evaluators.pipeline import run_evaluators
 from harness.evaluators.validation import missing_tools, scenario_commands
 from harness.globs import walk_files
 from harness.grading import GradingSession
-from harness.results.client import ResultsClient
+from harness.results.client import NotAWorkerError, ResultsClient
 from harness.results.records import (
     BatchRecord,
     EvaluationRecord,
@@ -129,7 +129,7 @@ class RunOutcome:
     diff: WorkspaceDiff | None = None
     workspace: Path | None = None  # set when the workspace was kept
     post_outcome: str | None = None  # stored | duplicate | spooled, None if posting failed
-    post_error: str | None = None
+    post_error: str | None = None  # why it was spooled, or why posting failed
 
 
 @dataclass
@@ -156,6 +156,7 @@ class BatchOutcome:
     batch: BatchRecord  # what was posted
     warmup: WarmupResult | None = None
     post_error: str | None = None
+    batch_post: str | None = None  # how the batch record went: stored, duplicate, spooled, None
     sandbox: str = ""  # the backend every run used
     judge: ResolvedJudge | None = None
     preflight_error: str | None = None  # why no agent ran (a missing program), if so
@@ -352,11 +353,16 @@ class _Poster:
         self.lock = threading.Lock()
 
     def post_run(self, record: RunRecord) -> tuple[str | None, str | None]:
+        """(outcome, problem): "stored"/"duplicate", or "spooled" with why, or None with the error."""
         with self.lock:
             try:
-                return self.client.post_run(record), None
+                outcome = self.client.post_run(record)
+            except NotAWorkerError as exc:  # kept in the spool, with the reason
+                return ("spooled" if exc.kept_in else None), str(exc)
             except Exception as exc:  # noqa: BLE001 - reported, never fatal to the batch
                 return None, f"{type(exc).__name__}: {exc}"
+            reason = getattr(self.client, "last_spool_reason", None) if outcome == "spooled" else None
+            return outcome, reason
 
 
 def _evaluation_records(results: list[EvaluatorResult]) -> list[EvaluationRecord]:
@@ -625,11 +631,16 @@ def run_batch(scenario: Scenario, prompt: TierPrompt, options: RunOptions, clien
         "invocationId": secrets.token_hex(8),
     }
     batch = batch_record(batch_id, [r.record for r in runs], created_ms, int(time.time() * 1000), meta)
-    post_error = None
+    post_error = batch_post = None
     if client is not None:
         try:
-            client.post_batch(batch)
+            batch_post = client.post_batch(batch) or "stored"
+            if batch_post == "spooled":
+                post_error = getattr(client, "last_spool_reason", None)
+        except NotAWorkerError as exc:
+            batch_post, post_error = ("spooled" if exc.kept_in else None), str(exc)
         except Exception as exc:  # noqa: BLE001 - the runs are stored; the batch can be re-posted
             post_error = f"{type(exc).__name__}: {exc}"
     return BatchOutcome(batch_id=batch_id, runs=runs, batch=batch, warmup=setup.warmup, post_error=post_error,
+                        batch_post=batch_post,
                         sandbox=kind, judge=judge, preflight_error=setup.blocked)

@@ -31,6 +31,12 @@ def run(**over) -> RunRecord:
     return r
 
 
+def mock_health(url: str = URL) -> None:
+    """A respx route answering /health as a zebench results worker does."""
+    respx.get(f"{url}/health").mock(return_value=httpx.Response(
+        200, json={"status": "ok", "timestamp": "t", "service": "zebench-results", "apiVersion": 1}))
+
+
 def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -139,7 +145,7 @@ def test_a_spooled_run_already_stored_is_not_stored_twice(tmp_path):
             assert c.post_run(r) == "stored"
             # As if the process died after the worker stored the run but before the spool
             # file was removed: the same body is pending again.
-            spool.add("run", r.to_wire(), "crash before delete")
+            spool.add("run", r.to_wire(), "crash before delete", c.destination)
             report = c.sync()
             assert (report.delivered, report.duplicates, report.remaining) == (0, 1, 0)
             assert c.get_batch("batch_spool").total_runs == 1
@@ -163,11 +169,12 @@ def test_wrong_key_keeps_runs_spooled_until_the_key_is_fixed(tmp_path):
 
 def test_spooled_run_refused_for_good_moves_to_rejected_and_delivery_continues(tmp_path):
     spool = Spool(str(tmp_path / "spool"))
+    dest = "sqlite:" + os.path.abspath(tmp_path / "b.db")
     bad = run().to_wire()
     bad["totalScore"] = 5
-    spool.add("run", bad, "test")
+    spool.add("run", bad, "test", dest)
     good = run()
-    spool.add("run", good.to_wire(), "test")
+    spool.add("run", good.to_wire(), "test", dest)
     with open_client(db_path=str(tmp_path / "b.db"), spool_dir=spool.directory, sync_spool=False) as c:
         report = c.sync()
         assert (report.delivered, report.rejected, report.remaining) == (1, 1, 0)
@@ -181,13 +188,15 @@ def test_a_request_the_worker_keeps_failing_does_not_block_the_others(tmp_path):
     spool = Spool(str(tmp_path / "spool"))
     stuck, ok1, ok2 = run(), run(), run()
     for r in (stuck, ok1, ok2):
-        spool.add("run", r.to_wire(), "test")
+        spool.add("run", r.to_wire(), "test", URL)
 
     def answer(request: httpx.Request) -> httpx.Response:
-        if json.loads(request.content)["runId"] == stuck.run_id:
+        run_id = json.loads(request.content)["runId"]
+        if run_id == stuck.run_id:
             return httpx.Response(500, json={"error": "storage error", "details": "too big"})
-        return httpx.Response(201, json={"success": True, "duplicate": False})
+        return httpx.Response(201, json={"success": True, "runId": run_id, "duplicate": False})
 
+    mock_health()
     respx.post(f"{URL}/api/results").mock(side_effect=answer)
     client = WorkerClient(HttpTransport(URL, KEY, retries=0), spool)
     report = client.sync()
@@ -197,18 +206,74 @@ def test_a_request_the_worker_keeps_failing_does_not_block_the_others(tmp_path):
 
 
 @respx.mock
-def test_a_url_that_is_not_a_worker_spools_instead_of_rejecting(tmp_path):
-    respx.post(f"{URL}/api/results").mock(return_value=httpx.Response(404, text="no such page"))
+def test_a_url_that_is_not_a_worker_is_an_error_naming_it_and_the_run_is_kept(tmp_path):
+    from harness.results import NotAWorkerError
+
+    respx.get(f"{URL}/health").mock(return_value=httpx.Response(404, text="no such page"))
     client = WorkerClient(HttpTransport(URL, KEY, retries=0), Spool(str(tmp_path / "spool")))
-    assert client.post_run(run()) == "spooled"
-    assert client.spool.count() == 1 and client.spool.rejected_count() == 0
+    with pytest.raises(NotAWorkerError, match="http://worker.test is not a zebench results worker") as err:
+        client.post_run(run())
+    assert err.value.kept_in and client.spool.count(URL) == 1 and client.spool.rejected_count() == 0
+
+
+@respx.mock
+def test_a_server_answering_200_to_anything_is_never_taken_for_storage(tmp_path):
+    from harness.results import NotAWorkerError
+
+    respx.route(host="worker.test").mock(return_value=httpx.Response(200, json={"ok": True}))
+    client = WorkerClient(HttpTransport(URL, KEY, retries=0), Spool(str(tmp_path / "spool")))
+    with pytest.raises(NotAWorkerError):
+        client.post_run(run())
+    assert client.spool.count(URL) == 1
+
+
+@respx.mock
+def test_a_post_the_answer_does_not_confirm_is_not_counted_as_stored(tmp_path):
+    from harness.results import NotAWorkerError
+
+    mock_health()
+    respx.post(f"{URL}/api/results").mock(return_value=httpx.Response(201, json={"success": True}))
+    client = WorkerClient(HttpTransport(URL, KEY, retries=0), Spool(str(tmp_path / "spool")))
+    with pytest.raises(NotAWorkerError, match="without confirming it"):
+        client.post_run(run())
+    assert client.spool.count(URL) == 1
+
+
+def test_runs_spooled_for_one_store_are_never_delivered_to_another(tmp_path):
+    spool_dir = str(tmp_path / "spool")
+    other = Spool(spool_dir)
+    other_run = run()
+    other.add("run", other_run.to_wire(), "the other store was full", "sqlite:" + str(tmp_path / "other.db"))
+    with open_client(db_path=str(tmp_path / "main.db"), spool_dir=spool_dir) as c:
+        assert c.get_run(other_run.run_id) is None and c.sync().remaining == 0
+    assert Spool(spool_dir).count() == 1
+    with open_client(db_path=str(tmp_path / "other.db"), spool_dir=spool_dir) as c:
+        assert c.get_run(other_run.run_id) is not None
+    assert Spool(spool_dir).count() == 0
+
+
+@pytest.mark.parametrize("content", ["null", "[]", "42", '{"kind": "run"}', '{"kind": "x", "body": {}}', "{half"])
+def test_a_malformed_spool_file_is_set_aside_once_and_blocks_nothing(tmp_path, content):
+    spool = Spool(str(tmp_path / "spool"))
+    dest = "sqlite:" + os.path.abspath(tmp_path / "b.db")
+    good = run()
+    os.makedirs(spool.pending_dir)
+    Path(spool.pending_dir, "0000-bad.json").write_text(content)
+    spool.add("run", good.to_wire(), "test", dest)
+    with open_client(db_path=str(tmp_path / "b.db"), spool_dir=spool.directory, sync_spool=False) as c:
+        report = c.sync()
+        assert report.delivered == 1 and c.get_run(good.run_id) is not None
+    assert Path(spool.rejected_dir, "0000-bad.json").exists()
+    assert len(c.spool.notices) == 1 and "0000-bad.json" in c.spool.notices[0]
+    assert spool.pending() == [] and spool.notices == []
 
 
 @respx.mock
 def test_delivery_stops_after_three_failures_in_a_row(tmp_path):
     spool = Spool(str(tmp_path / "spool"))
     for _ in range(5):
-        spool.add("run", run().to_wire(), "test")
+        spool.add("run", run().to_wire(), "test", URL)
+    mock_health()
     route = respx.post(f"{URL}/api/results").mock(return_value=httpx.Response(403, json={"error": "invalid API key"}))
     report = WorkerClient(HttpTransport(URL, "wrong", retries=0), spool).sync()
     assert route.call_count == 3 and report.failed == 3 and report.remaining == 5

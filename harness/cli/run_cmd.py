@@ -208,19 +208,19 @@ def execute(scenario: Any, prompt: Any, options: Any, worker_url: str | None, db
         with _ProgressDisplay(err_console, options.iterations, enabled=not as_json) as progress:
             outcome = run_batch(scenario, prompt, options, client, progress=progress.update)
         stored_batch = None
-        try:
-            stored_batch = client.get_batch(outcome.batch_id)
-        except Exception:  # noqa: BLE001 - the posted figures are shown instead
-            stored_batch = None
+        if outcome.batch_post in ("stored", "duplicate"):
+            try:
+                stored_batch = client.get_batch(outcome.batch_id)
+            except Exception:  # noqa: BLE001 - the posted figures are shown instead
+                stored_batch = None
+        where = client.transport.description
+        spool_dir = client.spool.pending_dir if client.spool else None
     finally:
         client.close()
 
     records = [r.record for r in outcome.runs]
     if outcome.preflight_error:
         click.echo(f"error: {outcome.preflight_error}", err=True)
-    post_errors = [r.post_error for r in outcome.runs if r.post_error]
-    if outcome.post_error:
-        post_errors.append(outcome.post_error)
     if as_json:
         batch = batch_json(stored_batch) if stored_batch is not None else outcome.batch.to_wire()
         batch.pop("runs", None)
@@ -239,20 +239,40 @@ def execute(scenario: Any, prompt: Any, options: Any, worker_url: str | None, db
         if len(records) > 1:
             console.print()
             console.print(batch_summary_table(stored_batch or outcome.batch))
-        console.print()
-        console.print(f"Stored in batch {outcome.batch_id}. Show it again with: bench batch {outcome.batch_id}",
-                      soft_wrap=True)
-    spooled = [r.record.run_id for r in outcome.runs if r.post_outcome == "spooled"]
-    if spooled:
-        click.echo(f"{len(spooled)} run(s) could not reach the worker and were spooled to disk; "
-                   "they are delivered by `bench sync` or the next run", err=True)
-    for message in post_errors:
-        click.echo(f"error: could not store a result: {message}", err=True)
+    all_stored = _report_storage(outcome, where, spool_dir, quiet=as_json)
     if mint is not None and not _mint_batch(mint[0], outcome.batch_id, mint[1], worker_url, db_path, as_json):
         sys.exit(1)
     harness_failed = any(r.status == "error" and r.failure_class in ("harness", "infra") for r in records)
-    if post_errors or harness_failed:
+    if not all_stored or harness_failed:
         sys.exit(1)
+
+
+def _report_storage(outcome: Any, where: str, spool_dir: str | None, quiet: bool) -> bool:
+    """Say where every run is: stored (only what the store confirmed), kept in the spool (with
+    why and how to deliver it), or lost with the error. True when everything was stored."""
+    runs = outcome.runs
+    stored = [r for r in runs if r.post_outcome in ("stored", "duplicate")]
+    spooled = [r for r in runs if r.post_outcome == "spooled"]
+    failed = [r for r in runs if r.post_outcome not in ("stored", "duplicate", "spooled")]
+    batch_ok = outcome.batch_post in ("stored", "duplicate")
+    if stored and not spooled and not failed and batch_ok:
+        if not quiet:
+            click.echo(f"\nStored in batch {outcome.batch_id} ({where}). "
+                       f"Show it again with: bench batch {outcome.batch_id}")
+        return True
+    if stored:
+        click.echo(f"{len(stored)} of {len(runs)} run(s) stored in batch {outcome.batch_id} ({where}).", err=True)
+    if spooled:
+        reasons = sorted({r.post_error for r in spooled if r.post_error})
+        click.echo(f"{len(spooled)} run(s) NOT stored: kept in {spool_dir} for {where}"
+                   f"{' (' + '; '.join(reasons) + ')' if reasons else ''}. Deliver them with `bench sync` "
+                   "once the store is reachable and the key is right.", err=True)
+    for r in failed:
+        click.echo(f"error: run {r.record.run_id} was not stored: {r.post_error or 'unknown error'}", err=True)
+    if not batch_ok:
+        state = "kept in the spool" if outcome.batch_post == "spooled" else "not stored"
+        click.echo(f"batch {outcome.batch_id} record {state}: {outcome.post_error or 'see above'}", err=True)
+    return False
 
 
 class _ProgressDisplay:

@@ -18,11 +18,19 @@ def store_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-def open_store(worker_url: str | None, db_path: str | None):  # -> ResultsClient
-    """Open the results client, turning failures into a one-line CLI error."""
-    from harness.results import open_client
+def open_store(worker_url: str | None, db_path: str | None, **options: Any):  # -> WorkerClient
+    """Open the results client, turning failures into a one-line CLI error. Spool files set
+    aside while opening (not spool records) are reported here, once."""
+    from harness.results import ResultsError, open_client
 
     try:
-        return open_client(worker_url=worker_url, db_path=db_path)
+        client = open_client(worker_url=worker_url, db_path=db_path, **options)
+    except ResultsError as exc:
+        raise click.ClickException(f"cannot open the results store: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - reported as one line
         raise click.ClickException(f"cannot open the results store: {type(exc).__name__}: {exc}") from None
+    if client.spool is not None:
+        for notice in client.spool.notices:
+            click.echo(f"warning: {notice}", err=True)
+        client.spool.notices.clear()
+    return client

@@ -1,6 +1,6 @@
 """Stored results: typed records and the client that reaches the worker (HTTP or in-process)."""
 
-from harness.results.client import PostOutcome, ResultsClient, ResultsError
+from harness.results.client import NotAWorkerError, PostOutcome, ResultsClient, ResultsError
 from harness.results.factory import open_client
 from harness.results.records import (
     BatchRecord,
@@ -16,6 +16,7 @@ from harness.results.worker_client import WorkerClient
 __all__ = [
     "BatchRecord",
     "EvaluationRecord",
+    "NotAWorkerError",
     "PostOutcome",
     "ResultsClient",
     "ResultsError",

@@ -19,14 +19,24 @@ class ResultsError(RuntimeError):
     """The worker refused a request (4xx other than an idempotent duplicate) or failed for good."""
 
 
+class NotAWorkerError(ResultsError):
+    """The URL answered, but not as a zebench results worker (wrong service, API version, or
+    an answer that does not confirm what was posted). ``kept_in`` is the spool file that now
+    holds the request, when one was being stored."""
+
+    def __init__(self, message: str, kept_in: str | None = None) -> None:
+        super().__init__(message)
+        self.kept_in = kept_in
+
+
 class ResultsClient(ABC):
     @abstractmethod
     def post_run(self, run: RunRecord) -> PostOutcome:
         """Store one run with its evaluations, telemetry and transcript."""
 
     @abstractmethod
-    def post_batch(self, batch: BatchRecord) -> None:
-        """Create or update a batch (upsert)."""
+    def post_batch(self, batch: BatchRecord) -> PostOutcome | None:
+        """Create or update a batch (upsert); "stored" or "spooled" like a run."""
 
     @abstractmethod
     def get_run(self, run_id: str) -> RunRecord | None: ...

@@ -44,7 +44,7 @@ def open_client(worker_url: str | None = None, api_key: str | None = None,
 
         transport = InProcessTransport(db_path or os.environ.get("ZE_BENCHMARKS_DB") or DEFAULT_DB)
     client = WorkerClient(transport, spool)
-    if sync_spool and spool.count():
+    if sync_spool and spool.count(client.destination):
         report = client.sync(wait_for_lock=False)
         if report.delivered or report.duplicates:
             log.info("delivered %d spooled request(s) to %s", report.delivered + report.duplicates,

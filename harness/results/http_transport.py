@@ -32,6 +32,7 @@ class HttpTransport:
                  transport: httpx.BaseTransport | None = None) -> None:
         self.base_url = base_url.rstrip("/")
         self.description = self.base_url
+        self.destination = self.base_url
         self.retries = retries
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s

@@ -32,6 +32,7 @@ class InProcessTransport:
         except (sqlite3.Error, OSError) as exc:
             raise ResultsError(f"cannot open the results database {db_path}: {exc}") from exc
         self.description = f"in-process worker on {os.path.relpath(db_path) if not os.path.isabs(db_path) else db_path}"
+        self.destination = "sqlite:" + os.path.abspath(db_path)
 
     def request(self, method: str, path: str, *, query: dict[str, Any] | None = None,
                 body: Any = None) -> TransportResponse:

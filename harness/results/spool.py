@@ -1,11 +1,15 @@
 """The on-disk spool: requests the worker could not take yet, kept until delivered.
 
 Each spooled request is one JSON file in ``<dir>/pending/``, written atomically (temporary
-file, fsync, rename), so a crash leaves either the whole file or none. Delivery goes in file
+file, fsync, rename), so a crash leaves either the whole file or none. Each records its
+*destination* (the worker URL, or ``sqlite:<path>`` of the database) and is only ever
+delivered there, so a run meant for one store never lands in another. Delivery goes in file
 name order (spool time) and deletes a file only after the worker confirmed it; a file that
 was delivered just before a crash is sent again and the worker, idempotent on ``runId``,
 answers "duplicate" — every run ends up stored exactly once. Requests the worker rejects
-for good (400, 409, 413) move to ``<dir>/rejected/`` with the error, never deleted.
+for good (400, 409, 413) move to ``<dir>/rejected/`` with the error, never deleted; so does
+a file that is not a spool record at all (it never blocks the others), and the move is
+reported once, in :attr:`Spool.notices`.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ class SpoolEntry:
     kind: Kind
     body: dict[str, Any]
     reason: str
+    destination: str | None = None  # None: spooled before destinations were recorded
 
     @property
     def key(self) -> str:
@@ -62,19 +67,22 @@ class Spool:
         self.directory = directory
         self.pending_dir = os.path.join(directory, "pending")
         self.rejected_dir = os.path.join(directory, "rejected")
+        self.notices: list[str] = []  # files set aside while reading, said once each
 
-    def add(self, kind: Kind, body: dict[str, Any], reason: str) -> str:
-        """Persist one request durably; return its file path."""
+    def add(self, kind: Kind, body: dict[str, Any], reason: str, destination: str | None = None) -> str:
+        """Persist one request for ``destination`` durably; return its file path."""
         os.makedirs(self.pending_dir, exist_ok=True)
         key = str(body.get("runId") if kind == "run" else body.get("batchId"))
         safe_key = "".join(c if c.isalnum() or c in "_.-" else "_" for c in key)[:100]
         name = f"{time.time_ns():020d}-{os.getpid()}-{next(_counter):06d}-{kind}-{safe_key}.json"
-        record = {"kind": kind, "body": body, "reason": reason,
+        record = {"kind": kind, "body": body, "reason": reason, "destination": destination,
                   "spooledAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         return _write_atomic(os.path.join(self.pending_dir, name), record)
 
-    def pending(self) -> list[SpoolEntry]:
-        """Pending entries, oldest first. Unreadable files are moved to rejected/."""
+    def pending(self, destination: str | None = None, *, include_unassigned: bool = False) -> list[SpoolEntry]:
+        """Pending entries, oldest first: all of them, or those for ``destination`` (and, with
+        ``include_unassigned``, those spooled without one). Files that are not spool records
+        are moved to rejected/ with the reason, and the move is added to :attr:`notices`."""
         if not os.path.isdir(self.pending_dir):
             return []
         entries = []
@@ -83,34 +91,47 @@ class Spool:
                 continue
             path = os.path.join(self.pending_dir, name)
             try:
-                with open(path, encoding="utf-8") as fh:
-                    record = json.load(fh)
-                entries.append(SpoolEntry(path, record["kind"], record["body"], record.get("reason", "")))
+                entry = _read_entry(path)
             except FileNotFoundError:
                 continue  # delivered by another process meanwhile
-            except (ValueError, KeyError, TypeError) as exc:
-                self._move_to_rejected(path, f"unreadable spool file: {exc}")
+            except (OSError, ValueError) as exc:
+                where = self._move_to_rejected(path, f"not a spool record: {exc}")
+                self.notices.append(f"spool file {name} set aside in {where}: {exc}")
+                continue
+            if destination is None or entry.destination == destination or (
+                    include_unassigned and entry.destination is None):
+                entries.append(entry)
         return entries
 
-    def count(self) -> int:
+    def count(self, destination: str | None = None) -> int:
         if not os.path.isdir(self.pending_dir):
             return 0
-        return sum(1 for n in os.listdir(self.pending_dir) if n.endswith(".json"))
+        if destination is None:
+            return sum(1 for n in os.listdir(self.pending_dir) if n.endswith(".json"))
+        return len(self.pending(destination))
+
+    def destinations(self) -> dict[str | None, int]:
+        """How many requests are pending for each destination (None: not recorded)."""
+        counts: dict[str | None, int] = {}
+        for entry in self.pending():
+            counts[entry.destination] = counts.get(entry.destination, 0) + 1
+        return counts
 
     def rejected_count(self) -> int:
         if not os.path.isdir(self.rejected_dir):
             return 0
         return sum(1 for n in os.listdir(self.rejected_dir) if n.endswith(".json"))
 
-    def reject(self, kind: Kind, body: dict[str, Any], error: str) -> str:
+    def reject(self, kind: Kind, body: dict[str, Any], error: str, destination: str | None = None) -> str:
         """Keep a request the worker refused for good, with the reason."""
-        path = self.add(kind, body, error)
+        path = self.add(kind, body, error, destination)
         return self._move_to_rejected(path, error)
 
-    def deliver(self, send: Callable[[SpoolEntry], DeliveryOutcome],
-                *, wait_for_lock: bool = True) -> SyncReport:
-        """Send pending entries in order with ``send``; stop at the first "unavailable" or
-        after :data:`MAX_CONSECUTIVE_FAILURES` "failed" in a row.
+    def deliver(self, send: Callable[[SpoolEntry], DeliveryOutcome], *, destination: str | None = None,
+                include_unassigned: bool = False, wait_for_lock: bool = True) -> SyncReport:
+        """Send the pending entries for ``destination`` (all when None) in order with ``send``;
+        stop at the first "unavailable" or after :data:`MAX_CONSECUTIVE_FAILURES` "failed" in a
+        row. ``remaining`` counts what is still pending for that destination.
 
         Only one process delivers at a time (a lock file); with ``wait_for_lock=False`` a
         busy spool is skipped instead of waited for.
@@ -121,10 +142,10 @@ class Spool:
         with self._lock(wait_for_lock) as acquired:
             if not acquired:
                 report.skipped_locked = True
-                report.remaining = self.count()
+                report.remaining = len(self.pending(destination, include_unassigned=include_unassigned))
                 return report
             failures_in_a_row = 0
-            for entry in self.pending():
+            for entry in self.pending(destination, include_unassigned=include_unassigned):
                 outcome = send(entry)
                 if outcome == "unavailable":
                     report.error = "worker unavailable"
@@ -146,7 +167,7 @@ class Spool:
                     report.duplicates += 1
                 else:
                     report.delivered += 1
-            report.remaining = self.count()
+            report.remaining = len(self.pending(destination, include_unassigned=include_unassigned))
         return report
 
     def move_to_rejected(self, entry: SpoolEntry, error: str) -> str:
@@ -158,6 +179,8 @@ class Spool:
         try:
             with open(path, encoding="utf-8") as fh:
                 record = json.load(fh)
+            if not isinstance(record, dict):
+                raise ValueError("not an object")
             record["error"] = error
             _write_atomic(target, record)
             os.unlink(path)
@@ -182,6 +205,22 @@ class Spool:
                 fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
+
+
+def _read_entry(path: str) -> SpoolEntry:
+    """One spool file; ValueError saying what is wrong when it is not a spool record."""
+    with open(path, encoding="utf-8") as fh:
+        record = json.load(fh)
+    if not isinstance(record, dict):
+        raise ValueError(f"expected a JSON object, found {type(record).__name__}")
+    kind, body = record.get("kind"), record.get("body")
+    if kind not in ("run", "batch"):
+        raise ValueError(f"'kind' is {kind!r}, not 'run' or 'batch'")
+    if not isinstance(body, dict):
+        raise ValueError("'body' is not a JSON object")
+    destination = record.get("destination")
+    return SpoolEntry(path, kind, body, str(record.get("reason", "")),
+                      destination if isinstance(destination, str) else None)
 
 
 def _write_atomic(path: str, record: dict[str, Any]) -> str:

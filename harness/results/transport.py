@@ -44,6 +44,8 @@ class TransportResponse:
 class Transport(Protocol):
     #: Where requests go, for messages ("in-process results/bench.db", "http://...").
     description: str
+    #: Where requests go, as spooled requests record it ("http://...", "sqlite:/abs/path").
+    destination: str
 
     def request(self, method: str, path: str, *, query: dict[str, Any] | None = None,
                 body: Any = None) -> TransportResponse:

@@ -1,11 +1,19 @@
-"""The results client over a transport, with the spool for requests that cannot go through."""
+"""The results client over a transport, with the spool for requests that cannot go through.
+
+The client knows where it writes. Before its first request it asks ``/health`` and goes on
+only when the answer says ``zebench-results`` with an API version it speaks; every stored
+run or batch must be confirmed by the worker echoing its id. Anything else (a web server
+that answers 200 to everything, a proxy, another service) is a :class:`NotAWorkerError`
+naming the URL, and the request is kept in the spool, not dropped. Spooled requests carry
+the transport's ``destination`` and are delivered to that destination only.
+"""
 
 from __future__ import annotations
 
 import logging
 from typing import Any, Literal
 
-from harness.results.client import PostOutcome, ResultsClient, ResultsError
+from harness.results.client import NotAWorkerError, PostOutcome, ResultsClient, ResultsError
 from harness.results.records import BatchRecord, RunRecord
 from harness.results.spool import DeliveryOutcome, Spool, SpoolEntry, SyncReport
 from harness.results.transport import Transport, TransportResponse, TransportUnavailable
@@ -26,6 +34,8 @@ _PAGE_MAX = 500
 # a wrong key (401/403) or a URL that is not a worker (404/405) is fixed by configuration,
 # not by changing the run.
 _SPOOL_STATUSES = frozenset({401, 403, 404, 405, 408, 429})
+SERVICE_NAME = "zebench-results"
+API_VERSIONS = frozenset({1})
 
 
 class WorkerClient(ResultsClient):
@@ -35,6 +45,33 @@ class WorkerClient(ResultsClient):
         self.transport = transport
         self.spool = spool
         self._delivery_error: str | None = None
+        self._verified = False
+        self.last_spool_reason: str | None = None  # why the last request went to the spool
+
+    @property
+    def destination(self) -> str:
+        """Where this client stores: the worker URL, or ``sqlite:<path>``."""
+        return getattr(self.transport, "destination", self.transport.description)
+
+    def verify(self) -> None:
+        """Check, once, that the transport reaches a zebench results worker.
+
+        Raises :class:`TransportUnavailable` when it cannot be reached (the caller spools)
+        and :class:`NotAWorkerError` when something else answered.
+        """
+        if self._verified:
+            return
+        resp = self.transport.request("GET", "/health")
+        body = resp.body if isinstance(resp.body, dict) else {}
+        where = self.transport.description
+        if not resp.ok or body.get("service") != SERVICE_NAME:
+            shown = resp.body if isinstance(resp.body, (dict, list)) else str(resp.body or "")[:120]
+            raise NotAWorkerError(f"{where} is not a zebench results worker: GET /health answered "
+                                  f"HTTP {resp.status} {shown!r}")
+        if body.get("apiVersion") not in API_VERSIONS:
+            raise NotAWorkerError(f"{where} speaks results API version {body.get('apiVersion')!r}; "
+                                  f"this client speaks {', '.join(map(str, sorted(API_VERSIONS)))}")
+        self._verified = True
 
     # ----------------------------------------------------------------- writes
 
@@ -45,42 +82,57 @@ class WorkerClient(ResultsClient):
         body is then kept in the spool's ``rejected/`` folder."""
         return self._post("run", "/api/results", run.to_wire())
 
-    def post_batch(self, batch: BatchRecord) -> None:
+    def post_batch(self, batch: BatchRecord) -> PostOutcome:
         """Create or update ``batch`` (spooled like a run when the worker is unreachable)."""
-        self._post("batch", "/api/results/batch", batch.to_wire())
+        return self._post("batch", "/api/results/batch", batch.to_wire())
 
     def _post(self, kind: Literal["run", "batch"], path: str, body: dict[str, Any]) -> PostOutcome:
         # No secret of this process's environment is ever stored or spooled, wherever it hid
         # (a transcript, a command's output, an error message).
         body = Redactor.from_environment().data(body)
         try:
+            self.verify()
             resp = self.transport.request("POST", path, body=body)
+            outcome = _classify(resp)
+            if outcome in ("stored", "duplicate"):
+                _check_echo(kind, body, resp, self.transport.description)
+                return outcome  # type: ignore[return-value]
         except TransportUnavailable as exc:
             return self._spool(kind, body, str(exc))
-        outcome = _classify(resp)
-        if outcome in ("stored", "duplicate"):
-            return outcome  # type: ignore[return-value]
+        except NotAWorkerError as exc:
+            kept = self._spool(kind, body, str(exc), quiet=True) if self.spool else None
+            raise NotAWorkerError(f"{exc}; the {kind} {_key(kind, body)} is kept in the spool "
+                                  f"for {self.destination}" if kept else str(exc), kept_in=kept) from None
         if outcome == "retry":
-            return self._spool(kind, body, resp.error_text())
-        where = self.spool.reject(kind, body, resp.error_text()) if self.spool else None
+            return self._spool(kind, body, f"HTTP {resp.status} {resp.error_text()}")
+        where = self.spool.reject(kind, body, resp.error_text(), self.destination) if self.spool else None
         kept = f" (kept in {where})" if where else ""
         raise ResultsError(f"{self.transport.description} refused {kind} "
                            f"{_key(kind, body)}: HTTP {resp.status} {resp.error_text()}{kept}")
 
-    def _spool(self, kind: Literal["run", "batch"], body: dict[str, Any], reason: str) -> PostOutcome:
+    def _spool(self, kind: Literal["run", "batch"], body: dict[str, Any], reason: str,
+               quiet: bool = False) -> Any:
         if self.spool is None:
             raise ResultsError(f"{self.transport.description}: {reason}")
-        path = self.spool.add(kind, body, reason)
-        log.warning("results worker unavailable (%s); %s %s spooled to %s; `bench sync` sends it",
-                    reason, kind, _key(kind, body), path)
-        return "spooled"
+        path = self.spool.add(kind, body, reason, self.destination)
+        self.last_spool_reason = reason
+        if not quiet:
+            log.warning("results not stored (%s); %s %s spooled to %s; `bench sync` sends it",
+                        reason, kind, _key(kind, body), path)
+            return "spooled"
+        return path
 
-    def sync(self, *, wait_for_lock: bool = True) -> SyncReport:
-        """Deliver spooled requests in order; stops early while the worker is unreachable."""
+    def sync(self, *, wait_for_lock: bool = True, from_destination: str | None = None,
+             include_unassigned: bool = False) -> SyncReport:
+        """Deliver the requests spooled for this client's destination, in order; stops early
+        while the worker is unreachable. ``from_destination`` delivers here what was spooled
+        for another destination (after the user moved the store); ``include_unassigned`` also
+        what was spooled without a recorded destination."""
         if self.spool is None:
             return SyncReport()
         self._delivery_error = None
-        report = self.spool.deliver(self._send_spooled, wait_for_lock=wait_for_lock)
+        report = self.spool.deliver(self._send_spooled, destination=from_destination or self.destination,
+                                    include_unassigned=include_unassigned, wait_for_lock=wait_for_lock)
         if report.error and self._delivery_error:
             report.error = self._delivery_error
         return report
@@ -88,13 +140,23 @@ class WorkerClient(ResultsClient):
     def _send_spooled(self, entry: SpoolEntry) -> DeliveryOutcome:
         path = "/api/results" if entry.kind == "run" else "/api/results/batch"
         try:
+            self.verify()
             resp = self.transport.request("POST", path, body=entry.body)
         except TransportUnavailable as exc:
             self._delivery_error = str(exc)
             # Unreachable: stop. Reachable but failing on this request: keep it pending and
             # try the next, so one request that keeps failing cannot hold up the others.
             return "unavailable" if exc.status is None else "failed"
+        except NotAWorkerError as exc:
+            self._delivery_error = str(exc)
+            return "unavailable"
         outcome = _classify(resp)
+        if outcome in ("stored", "duplicate"):
+            try:
+                _check_echo(entry.kind, entry.body, resp, self.transport.description)
+            except NotAWorkerError as exc:
+                self._delivery_error = str(exc)
+                return "unavailable"
         if outcome == "retry":
             self._delivery_error = f"HTTP {resp.status} {resp.error_text()}"
             return "failed"
@@ -180,6 +242,15 @@ def _classify(resp: TransportResponse) -> Literal["stored", "duplicate", "retry"
     if resp.status in _SPOOL_STATUSES or resp.status >= 500:
         return "retry"
     return "rejected"
+
+
+def _check_echo(kind: str, body: dict[str, Any], resp: TransportResponse, where: str) -> None:
+    """A store is confirmed only by the worker naming what it stored."""
+    field = "runId" if kind == "run" else "batchId"
+    answer = resp.body if isinstance(resp.body, dict) else {}
+    if answer.get(field) != body.get(field):
+        raise NotAWorkerError(f"{where} answered HTTP {resp.status} to POST of {kind} {body.get(field)} "
+                              f"without confirming it ({field} {answer.get(field)!r}): not a zebench results worker")
 
 
 def _key(kind: str, body: dict[str, Any]) -> str:

@@ -1,0 +1,131 @@
+"""The results path knows where it writes: nothing is called stored unless the store said so,
+nothing spooled lands in another store, and a bad spool file blocks nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from harness.cli.bench import main
+from harness.results import Spool, open_client
+from scenario_builders import make_scenario
+from worker.config import WorkerConfig
+from worker.devserver import make_server
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    make_scenario(tmp_path / "suites")
+    monkeypatch.chdir(tmp_path)
+    for name in ("ZE_BENCHMARKS_WORKER_URL", "ZE_BENCHMARKS_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ZE_BENCHMARKS_SUITES_DIR", str(tmp_path / "suites"))
+    monkeypatch.setenv("ZE_BENCHMARKS_DB", str(tmp_path / "bench.db"))
+    monkeypatch.setenv("ZE_BENCHMARKS_SPOOL_DIR", str(tmp_path / "spool"))
+    return tmp_path
+
+
+def bench(*args):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+class _AnythingGoes(BaseHTTPRequestHandler):
+    """Any web server: 200 and a little JSON to every request."""
+
+    def _answer(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        self.rfile.read(length)
+        body = b'{"ok": true}'
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = _answer
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture
+def anything_server():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _AnythingGoes)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def worker(tmp_path):
+    srv, core = make_server("127.0.0.1", 0, str(tmp_path / "worker.db"), WorkerConfig(api_key="right-key"))
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
+    srv.server_close()
+    core.close()
+
+
+def test_a_url_answering_200_to_anything_is_not_taken_for_a_store(env, anything_server):
+    result = bench("demo", "add-one", "--agent", "oracle", "--worker-url", anything_server, "--batch-id", "b1")
+    assert result.exit_code == 1
+    assert "Stored in batch" not in result.output
+    assert f"{anything_server} is not a zebench results worker" in result.stderr
+    pending = Spool(str(env / "spool")).pending()
+    assert [e.kind for e in pending] == ["run", "batch"] and pending[0].destination == anything_server
+
+
+def test_a_wrong_key_says_where_the_run_is_instead_of_stored(env, worker, monkeypatch):
+    monkeypatch.setenv("ZE_BENCHMARKS_API_KEY", "wrong-key")
+    result = bench("demo", "add-one", "--agent", "oracle", "--worker-url", worker, "--batch-id", "b2")
+    assert result.exit_code == 1 and "Stored in batch" not in result.output
+    assert "1 run(s) NOT stored: kept in" in result.stderr and "invalid API key" in result.stderr
+    assert "bench sync" in result.stderr
+    monkeypatch.setenv("ZE_BENCHMARKS_API_KEY", "right-key")
+    synced = bench("sync", "--worker-url", worker)
+    assert synced.exit_code == 0, synced.output
+    shown = bench("batch", "b2", "--worker-url", worker, "--json")
+    assert json.loads(shown.stdout)["totalRuns"] == 1
+
+
+def test_stored_is_printed_only_when_the_store_confirmed_it(env):
+    result = bench("demo", "add-one", "--agent", "oracle", "--batch-id", "b3")
+    assert result.exit_code == 0 and "Stored in batch b3" in result.stdout
+
+
+def test_runs_spooled_for_another_database_are_not_delivered_by_an_unrelated_command(env, monkeypatch):
+    other = env / "other.db"
+    spool = Spool(str(env / "spool"))
+    with open_client(db_path=str(other), spool_dir=spool.directory) as c:
+        from harness.results import RunRecord, new_run_id
+
+        record = RunRecord(new_run_id(), "s", "x", "L1", "echo", batch_id="elsewhere")
+        spool.add("run", record.to_wire(), "that database was full", c.destination)
+    assert bench("history", "--json").exit_code == 0  # opens results in bench.db
+    assert spool.count() == 1
+    listed = bench("sync")
+    assert f"wait for sqlite:{other}" in listed.stderr and f"bench sync --db {other}" in listed.stderr
+    assert bench("sync", "--db", str(other)).exit_code == 0
+    assert spool.count() == 0
+
+
+@pytest.mark.parametrize("content", ["null", "{not json", "[1, 2]"])
+def test_one_bad_spool_file_blocks_no_command(env, content):
+    pending = env / "spool" / "pending"
+    pending.mkdir(parents=True)
+    (pending / "x.json").write_text(content)
+    first = bench("history")
+    assert first.exit_code == 0, first.output
+    assert "x.json set aside" in first.stderr and "Traceback" not in first.output
+    again = bench("history")
+    assert "set aside" not in again.stderr  # reported once
+    assert (env / "spool" / "rejected" / "x.json").read_text() == content
+    assert bench("sync").exit_code == 0
+    assert bench("demo", "add-one", "--agent", "oracle").exit_code == 0
