@@ -129,3 +129,51 @@ def test_one_bad_spool_file_blocks_no_command(env, content):
     assert (env / "spool" / "rejected" / "x.json").read_text() == content
     assert bench("sync").exit_code == 0
     assert bench("demo", "add-one", "--agent", "oracle").exit_code == 0
+
+
+def _limit_pages(client, extra_pages: int = 0) -> None:
+    """Make the in-process database unable to grow: SQLite then reports a full disk."""
+    conn = client.transport._worker.storage.raw_connection()
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count = {pages + extra_pages}")
+
+
+def test_a_full_database_is_a_named_error_and_the_run_goes_to_the_spool(env):
+    from harness.results import RunRecord, new_run_id
+
+    big = RunRecord(new_run_id(), "s", "x", "L1", "echo", batch_id="full",
+                    transcript=[{"role": "tool", "content": "x" * 200_000}])
+    with open_client(db_path=str(env / "full.db"), spool_dir=str(env / "spool")) as c:
+        c.stats()  # created and migrated
+        _limit_pages(c)
+        assert c.post_run(big) == "spooled"
+        assert "database or disk is full" in c.last_spool_reason
+        c.transport._worker.storage.raw_connection().execute("PRAGMA max_page_count = 1073741823")
+        assert c.sync().delivered == 1 and c.get_run(big.run_id) is not None
+
+
+def test_a_read_only_database_is_a_named_error_and_the_run_goes_to_the_spool(env):
+    from harness.results import RunRecord, new_run_id
+
+    with open_client(db_path=str(env / "ro.db"), spool_dir=str(env / "spool")) as c:
+        c.stats()
+        c.transport._worker.storage.raw_connection().execute("PRAGMA query_only = 1")
+        assert c.post_run(RunRecord(new_run_id(), "s", "x", "L1", "echo")) == "spooled"
+        assert "readonly database" in c.last_spool_reason
+
+
+def test_a_database_refusing_writes_during_a_run_is_reported_and_nothing_is_lost(env, monkeypatch):
+    from worker import local
+
+    original = local.LocalWorker.__init__
+
+    def cramped(self, db_path, config):
+        original(self, db_path, config)
+        self.storage.raw_connection().execute("PRAGMA query_only = 1")
+
+    monkeypatch.setattr(local.LocalWorker, "__init__", cramped)
+    result = bench("demo", "add-one", "--agent", "oracle", "--batch-id", "cramped")
+    assert result.exit_code == 1 and "Stored in batch" not in result.output
+    assert "NOT stored" in result.stderr and "readonly database" in result.stderr
+    assert "Traceback" not in result.output
+    assert Spool(str(env / "spool")).count() >= 1

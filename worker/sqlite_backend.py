@@ -2,7 +2,15 @@
 
 The methods are ``async`` to satisfy :class:`worker.storage.Storage`, but sqlite3 calls are
 quick and local, so they run inline. One connection is shared under a lock; WAL mode and a
-busy timeout let ``worker dev`` and an in-process harness share the same file.
+busy timeout (30 s) let ``worker dev`` and an in-process harness share the same file.
+
+Durability: ``synchronous = FULL``. In WAL mode that syncs the log at every commit, so a run
+the store has confirmed survives a power loss, not only a crash of the process (``NORMAL``
+would only promise the latter). It costs one fsync per stored run, far below a run's length.
+
+A write that fails (a full disk, a read-only file) rolls back once and surfaces as a
+:class:`~worker.storage.StorageError` carrying SQLite's own message, so callers can say what
+happened; a rollback that fails too never hides the first error.
 """
 
 from __future__ import annotations
@@ -39,8 +47,7 @@ class SQLiteStorage:
         self._conn.execute("PRAGMA foreign_keys = ON")
         if path != ":memory:":
             self._conn.execute("PRAGMA journal_mode = WAL")
-            # WAL with NORMAL sync is durable across process crashes (not power loss).
-            self._conn.execute("PRAGMA synchronous = NORMAL")
+            self._conn.execute("PRAGMA synchronous = FULL")
 
     def close(self) -> None:
         with self._lock:
@@ -70,9 +77,21 @@ class SQLiteStorage:
                            for s in statements]
                 self._conn.execute("COMMIT")
                 return results
+            except sqlite3.Error as exc:
+                self._rollback()
+                raise StorageError(str(exc)) from exc
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                self._rollback()
                 raise
+
+    def _rollback(self) -> None:
+        """Roll back once, if a transaction is still open (SQLite ends some itself, e.g. when
+        the disk is full); a failing rollback must not replace the error being reported."""
+        if self._conn.in_transaction:
+            try:
+                self._conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
 
     def raw_connection(self) -> sqlite3.Connection:
         """The underlying connection, for the migration runner; hold :meth:`locked` while using it."""
