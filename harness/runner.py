@@ -586,6 +586,10 @@ def run_batch(scenario: Scenario, prompt: TierPrompt, options: RunOptions, clien
     """
     if options.iterations < 1 or options.parallel < 1:
         raise ValueError("iterations and parallel must be at least 1")
+    from worker.schema import id_problem
+
+    if options.batch_id is not None and id_problem(options.batch_id):
+        raise ValueError(f"batch id {options.batch_id[:40]!r}...: {id_problem(options.batch_id)}")
     if options.agent not in agent_names():
         raise UnknownAgentError(f"unknown agent {options.agent!r}; available: {', '.join(agent_names())}")
     problem = unenforceable_budget(create_agent(options.agent, options.model, **options.agent_options), options.budgets)

@@ -102,6 +102,9 @@ TIER_FILE = re.compile(r"^(L\d+|Lx)(-.*)?\.md$", re.IGNORECASE)
 DEFAULT_ORACLE_FILE = "oracle-answers.json"
 # Blocks whose keys are free-form: no misspelling warnings inside them.
 _FREE_FORM_BLOCKS = {("artifact",), ("baseline",)}
+# Blocks that decide how a run is graded or confined: an unknown key in them is an error, not
+# a warning (``validation.comands`` would silently leave a run without its test gate).
+GATING_BLOCKS = ("validation", "hidden_tests", "sandbox", "grading")
 
 
 class ScenarioError(ValueError):
@@ -208,22 +211,33 @@ def _resolve_ref(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def _unknown_key_warnings(data: Any, schema: dict[str, Any], path: tuple[Any, ...], file: Path) -> list[str]:
-    """Warnings for keys inside known blocks that the schema does not name (likely misspellings)."""
+def _unknown_keys(data: Any, schema: dict[str, Any], path: tuple[Any, ...]) -> list[tuple[tuple[Any, ...], str]]:
+    """(path, suggestion) of every key inside a known block that the schema does not name
+    (likely a misspelling). Unknown top-level keys are kept silently."""
     schema = _resolve_ref(schema)
-    warnings: list[str] = []
+    found: list[tuple[tuple[Any, ...], str]] = []
     if isinstance(data, dict) and "properties" in schema and path not in _FREE_FORM_BLOCKS:
         known = schema["properties"]
         for key, value in data.items():
             if key in known:
-                warnings += _unknown_key_warnings(value, known[key], (*path, key), file)
-            elif path:  # unknown top-level keys are kept silently
+                found += _unknown_keys(value, known[key], (*path, key))
+            elif path:
                 hint = difflib.get_close_matches(str(key), list(known), n=1)
-                tip = f" (did you mean {hint[0]!r}?)" if hint else ""
-                warnings.append(f"{file}: {_field_path((*path, key))}: unknown key, ignored{tip}")
+                found.append(((*path, key), f" (did you mean {hint[0]!r}?)" if hint else ""))
     elif isinstance(data, list) and "items" in schema:
         for i, item in enumerate(data):
-            warnings += _unknown_key_warnings(item, schema["items"], (*path, i), file)
+            found += _unknown_keys(item, schema["items"], (*path, i))
+    return found
+
+
+def _unknown_key_warnings(data: Any, file: Path) -> list[str]:
+    """Warnings for misspelled keys; :class:`ScenarioError` for one in a block that gates grading."""
+    warnings = []
+    for path, tip in _unknown_keys(data, scenario_schema(), ()):
+        if path[0] in GATING_BLOCKS:
+            raise ScenarioError(f"{file}: {_field_path(path)}: unknown key in a block that decides how runs are "
+                                f"graded or confined{tip}")
+        warnings.append(f"{file}: {_field_path(path)}: unknown key, ignored{tip}")
     return warnings
 
 
@@ -241,6 +255,13 @@ def _category_head(text: str) -> str:
         elif ch == ":" and depth == 0:
             return text[:i]
     return text
+
+
+def compile_pattern(check: dict[str, Any]) -> re.Pattern[str]:
+    """The regex of a ``heuristic_checks.patterns`` entry. Original suites wrote JavaScript
+    regexes, whose named groups ``(?<name>`` are ``(?P<name>`` here; ``flags: i`` ignores case."""
+    pattern = re.sub(r"\(\?<(?![=!])", "(?P<", str(check.get("pattern", "")))
+    return re.compile(pattern, re.MULTILINE | (re.IGNORECASE if "i" in str(check.get("flags", "")) else 0))
 
 
 def parse_judge_category(item: str | dict[str, Any]) -> tuple[str, float, str]:
@@ -308,7 +329,7 @@ def load_scenario(suite: str, name: str, suites_dir: str | Path | None = None) -
     file = path / SCENARIO_FILE
     raw = _read_yaml(file)
     _validate(raw, file)
-    warnings = _unknown_key_warnings(raw, scenario_schema(), (), file)
+    warnings = _unknown_key_warnings(raw, file)
 
     workspace = raw.get("workspace") or {}
     validation = raw.get("validation") or {}
@@ -357,7 +378,14 @@ def load_scenario(suite: str, name: str, suites_dir: str | Path | None = None) -
     for key in unknown_commands:
         hint = difflib.get_close_matches(str(key), VALIDATION_ORDER, n=1)
         tip = f" (did you mean {hint[0]!r}?)" if hint else ""
-        warnings.append(f"{file}: validation.commands.{key}: not one of {', '.join(VALIDATION_ORDER)}; not run{tip}")
+        raise ScenarioError(f"{file}: validation.commands.{key}: not one of {', '.join(VALIDATION_ORDER)}; "
+                            f"a validation command the harness would not run{tip}")
+    for i, check in enumerate(heuristics.get("patterns") or []):
+        try:
+            compile_pattern(check)
+        except re.error as exc:
+            raise ScenarioError(f"{file}: heuristic_checks.patterns[{i}].pattern: invalid regular expression "
+                                f"{check.get('pattern')!r}: {exc}") from None
 
     solution = path / "solution"
     hidden = path / "hidden-tests"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from harness.scenarios import (
@@ -156,7 +158,7 @@ def test_judge_category_without_percentage_has_weight_one():
 def test_misspelled_key_inside_known_block_is_a_warning(tmp_path):
     make_scenario(tmp_path, yaml_text="""\
 validation:
-  comands:
+  commands:
     test: "true"
 heuristic_checks:
   enabled: true
@@ -167,9 +169,28 @@ heuristic_checks:
 future_block: {anything: 1}
 """)
     scenario = load_scenario("demo", "add-one", tmp_path)
-    assert any("validation.comands" in w and "'commands'" in w for w in scenario.warnings)
     assert any("heuristic_checks.files[0].wieght" in w and "'weight'" in w for w in scenario.warnings)
     assert not any("future_block" in w for w in scenario.warnings)
+
+
+@pytest.mark.parametrize(("block", "fragment"), [
+    ("validation:\n  comands:\n    test: 'true'\n", "validation.comands"),
+    ("validation:\n  commands:\n    tset: 'true'\n", "validation.commands.tset"),
+    ("hidden_tests:\n  comand: x\n", "hidden_tests.comand"),
+    ("sandbox:\n  netwrok: true\n", "sandbox.netwrok"),
+    ("grading:\n  protetc: ['x']\n", "grading.protetc"),
+])
+def test_a_misspelled_key_in_a_gating_block_is_an_error(tmp_path, block, fragment):
+    make_scenario(tmp_path, yaml_text=block)
+    with pytest.raises(ScenarioError, match=re.escape(fragment)) as err:
+        load_scenario("demo", "add-one", tmp_path)
+    assert "did you mean" in str(err.value)
+
+
+def test_an_invalid_regex_is_refused_when_the_scenario_loads(tmp_path):
+    make_scenario(tmp_path, yaml_text="heuristic_checks:\n  patterns:\n    - {name: p, file: '*.py', pattern: '(oops'}\n")
+    with pytest.raises(ScenarioError, match=r"heuristic_checks\.patterns\[0\]\.pattern: invalid regular expression"):
+        load_scenario("demo", "add-one", tmp_path)
 
 
 @pytest.mark.parametrize(

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import sys
 
 from worker.config import WorkerConfig
+from worker.storage import StorageError
 
 DEFAULT_DB = os.path.join("results", "bench.db")
 
@@ -36,6 +38,16 @@ def _default_db() -> str:
     return os.environ.get("ZE_BENCHMARKS_DB") or DEFAULT_DB
 
 
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a port number (0-65535)")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="worker",
@@ -48,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Serve the results API on a local SQLite file "
                                      "(the same file the harness writes in embedded mode).")
     dev.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    dev.add_argument("--port", type=int, default=8787, help="port (default 8787; 0 = any free port)")
+    dev.add_argument("--port", type=_port, default=8787, help="port (default 8787; 0 = any free port)")
     dev.add_argument("--db", default=None, help=f"SQLite file (default $ZE_BENCHMARKS_DB or {DEFAULT_DB})")
     dev.add_argument("-v", "--verbose", action="store_true", help="log every request")
     mig = sub.add_parser("migrate", help="apply pending migrations to a SQLite file")
@@ -57,13 +69,33 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run ``worker dev`` or ``worker migrate``. Failures are one line (exit 1; 2 for bad
+    input; 130 on Ctrl-C), never a traceback."""
     args = build_parser().parse_args(argv)
     db_path = args.db or _default_db()
+    try:
+        return _run(args, db_path)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except sqlite3.DatabaseError as exc:
+        print(f"worker {args.command}: {db_path}: not a usable SQLite database: {exc}", file=sys.stderr)
+        return 1
+    except StorageError as exc:
+        print(f"worker {args.command}: {db_path}: {exc}", file=sys.stderr)
+        return 1
+
+
+def _run(args: argparse.Namespace, db_path: str) -> int:
     if args.command == "migrate":
         from worker.migrate import apply_migrations
         from worker.sqlite_backend import SQLiteStorage
 
-        storage = SQLiteStorage(db_path)
+        try:
+            storage = SQLiteStorage(db_path)
+        except OSError as exc:
+            print(f"worker migrate: cannot open {db_path}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
         try:
             applied = apply_migrations(storage)
         finally:
@@ -78,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"worker dev: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"worker dev: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        print(f"worker dev: cannot listen on {args.host}:{args.port} with {db_path}: {exc.strerror or exc}",
+              file=sys.stderr)
         return 1
     return 0
 

@@ -260,6 +260,19 @@ def _check_size(f: Field, v: Any, path: str) -> None:
         raise HttpError(400, f"field too large: {path}", f"{size} bytes of JSON; at most {f.max_length}")
 
 
+def id_problem(value: str) -> str | None:
+    """What is wrong with ``value`` as a run or batch id, or None when it is a valid one."""
+    if not value:
+        return "an id cannot be empty"
+    if len(value) > 128:
+        return f"an id has at most 128 characters; this one has {len(value)}"
+    if value != value.strip():
+        return "an id cannot start or end with spaces"
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
+        return "an id cannot contain control characters"
+    return None
+
+
 def _matches_id(v: str) -> bool:
     if not v or len(v) > 128 or v != v.strip():
         return False

@@ -11,6 +11,8 @@ import importlib
 
 import click
 
+from harness.cli.errors import FriendlyGroup
+
 # Modules that each define a click command or group named in the tuple.
 _COMMAND_MODULES = (
     ("harness.cli.run_cmd", "run"),
@@ -25,8 +27,10 @@ _COMMAND_MODULES = (
 )
 
 
-class DefaultRunGroup(click.Group):
+class DefaultRunGroup(FriendlyGroup):
     """A group whose first argument, when it is not a subcommand, starts ``run``."""
+
+    program = "bench"
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         # The group's own options are only --help and --version; anything else that is not a

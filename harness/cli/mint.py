@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from harness.cli.errors import FriendlyGroup
 from harness.specialists import TemplateError, load_specialist, load_template, resolve_template
 
 EXIT_FAILED = 1
@@ -66,7 +67,11 @@ def _print_models(comparison: dict[str, Any]) -> None:
     Console().print(table)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _MintGroup(FriendlyGroup):
+    program = "mint"
+
+
+@click.group(cls=_MintGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="zebench")
 def main() -> None:
     """Specialist templates: validate them, enrich their documentation, mint snapshots.

@@ -97,6 +97,10 @@ def run(suite: str, scenario: str, tier: str, agent: str | None, model: str | No
     from harness.runner import RunOptions
     from harness.scenarios import ScenarioError, load_scenario, resolve_prompt
 
+    from worker.schema import id_problem
+
+    if batch_id is not None and id_problem(batch_id):
+        _fail(f"--batch-id: {id_problem(batch_id)}")
     try:
         loaded = load_scenario(suite, scenario, suites_dir)
         prompt = resolve_prompt(loaded, tier)

@@ -38,6 +38,7 @@ from harness.evaluators.base import EvaluationContext, EvaluatorResult
 from harness.evaluators.validation import run_graded
 from harness.globs import glob_files
 from harness.sandbox import Mount
+from harness.scenarios import compile_pattern
 from harness.workspace import ALWAYS_EXCLUDED
 
 NAME = "heuristic_checks"
@@ -84,11 +85,9 @@ def _file_check(check: dict[str, Any], ctx: EvaluationContext) -> tuple[bool, st
 
 
 def _pattern_check(check: dict[str, Any], ctx: EvaluationContext) -> tuple[bool, str]:
-    # Original suites wrote JavaScript regexes; their named groups "(?<name>" are "(?P<name>" here.
-    pattern = re.sub(r"\(\?<(?![=!])", "(?P<", check["pattern"])
     try:
-        regex = re.compile(pattern, re.MULTILINE | (re.IGNORECASE if "i" in check.get("flags", "") else 0))
-    except re.error as exc:
+        regex = compile_pattern(check)
+    except re.error as exc:  # refused when the scenario loads; kept for scenarios built in code
         return False, f"invalid regex {check['pattern']!r}: {exc}"
     files = glob_files(ctx.workspace, check["file"], exclude=check.get("exclude") or [], prune_dirs=ALWAYS_EXCLUDED)
     negate = bool(check.get("negate"))
