@@ -44,14 +44,14 @@ def test_validate_accepts_a_valid_template(tmp_path):
 
 def test_validate_rejects_bad_semver_naming_the_field(tmp_path):
     result = CliRunner().invoke(main, ["validate", str(_template(tmp_path, version="2.0"))])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "version: must be a semantic version" in result.output
 
 
 def test_validate_json_lists_issues_with_field_paths(tmp_path):
     path = _template(tmp_path, documentation=[{"type": "g", "description": "d", "url": "https://x.org", "path": "p"}])
     result = CliRunner().invoke(main, ["validate", str(path), "--json"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     report = json.loads(result.output)
     assert report["valid"] is False
     assert report["files"][0]["issues"][0]["field"] == "documentation[0]"
@@ -59,7 +59,7 @@ def test_validate_json_lists_issues_with_field_paths(tmp_path):
 
 def test_unknown_template_is_a_one_line_error(tmp_path):
     result = CliRunner().invoke(main, ["validate", "nothing-here", "--templates-dir", str(tmp_path)])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert result.output.strip().startswith("error: no specialist template named 'nothing-here'")
 
 

@@ -17,11 +17,13 @@ from harness.cli.errors import FriendlyGroup
 from harness.specialists import TemplateError, load_specialist, load_template, resolve_template
 
 EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
 
 
-def _fail(message: str) -> None:
+def _fail(message: str, code: int = EXIT_FAILED) -> None:
+    """One line on stderr and the exit status: 2 for bad input (a template, an option), 1 else."""
     click.echo(f"error: {message}", err=True)
-    sys.exit(EXIT_FAILED)
+    sys.exit(code)
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:
@@ -106,7 +108,7 @@ def validate_cmd(template: str, templates_dir: Path | None, as_json: bool) -> No
     """Check TEMPLATE against the template schema.
 
     Validates the file TEMPLATE resolves to and, when TEMPLATE is itself a file, that file
-    too. Each problem names the field (persona.purpose, documentation[2]). Exit status 1
+    too. Each problem names the field (persona.purpose, documentation[2]). Exit status 2
     when any file is invalid.
 
     \b
@@ -116,7 +118,7 @@ def validate_cmd(template: str, templates_dir: Path | None, as_json: bool) -> No
     try:
         resolved = resolve_template(template, templates_dir)
     except TemplateError as exc:
-        _fail(str(exc))
+        _fail(str(exc), EXIT_BAD_INPUT)
     files = [resolved.path]
     if Path(template).is_file() and Path(template).resolve() != resolved.path.resolve():
         files.insert(0, Path(template))
@@ -141,7 +143,7 @@ def validate_cmd(template: str, templates_dir: Path | None, as_json: bool) -> No
                     where = f"{issue['field']}: " if issue["field"] else ""
                     click.echo(f"invalid: {r['path']}: {where}{issue['message']}", err=True)
     if not all(r["valid"] for r in report):
-        sys.exit(EXIT_FAILED)
+        sys.exit(EXIT_BAD_INPUT)
 
 
 @main.command("snapshot")
@@ -175,9 +177,12 @@ def snapshot_cmd(template: str, batch_id: str, output: Path, worker_url: str | N
 
     try:
         specialist = load_specialist(template, templates_dir)
+    except TemplateError as exc:
+        _fail(str(exc), EXIT_BAD_INPUT)
+    try:
         with open_client(worker_url=worker_url, db_path=db_path) as client:
             result = mint_snapshot(specialist, batch_id, output, client)
-    except (TemplateError, MintError, ResultsError) as exc:
+    except (MintError, ResultsError) as exc:
         _fail(str(exc))
     comparison = result.snapshot["benchmarks"]["comparison"]
     if as_json:
@@ -235,10 +240,10 @@ def enrich_cmd(template: str, provider: str, model: str | None, base_url: str | 
     try:
         specialist = load_specialist(template, templates_dir)
     except TemplateError as exc:
-        _fail(str(exc))
+        _fail(str(exc), EXIT_BAD_INPUT)
     model = model or DEFAULT_MODELS.get(provider)
     if not model:
-        _fail(f"--model is required for provider {provider}")
+        _fail(f"--model is required for provider {provider}", EXIT_BAD_INPUT)
     try:
         llm = get_provider(provider, base_url=base_url)
     except ProviderError as exc:

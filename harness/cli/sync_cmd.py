@@ -44,7 +44,14 @@ def sync(worker_url: str | None, api_key: str | None, db_path: str | None, spool
 
     client = open_store(worker_url, None if worker_url else db_path, api_key=api_key, spool_dir=spool_dir,
                         sync_spool=False)
+    from harness.results.transport import TransportUnavailable
+
     with client:
+        try:
+            client.verify()  # say so even when nothing is pending
+        except TransportUnavailable as exc:
+            click.echo(f"error: cannot reach {client.transport.description}: {exc}", err=True)
+            sys.exit(1)
         report = client.sync(include_unassigned=from_destination is None, from_destination=from_destination)
         target = client.transport.description
         destination = client.destination

@@ -16,13 +16,16 @@ DEFAULT_SPOOL = os.path.join("results", "spool")
 
 def open_client(worker_url: str | None = None, api_key: str | None = None,
                 db_path: str | None = None, *, spool_dir: str | None = None,
-                sync_spool: bool = True, retries: int = 3, timeout_s: float = 30.0) -> WorkerClient:
+                sync_spool: bool = True, retries: int | None = None, timeout_s: float = 30.0) -> WorkerClient:
     """Open the results client.
 
     With a worker URL (argument or ``ZE_BENCHMARKS_WORKER_URL``) requests go over HTTP with
     ``api_key`` (or ``ZE_BENCHMARKS_API_KEY``; on a loopback URL the ``worker dev``
     development key is the fallback). Without one, the worker core runs in-process on
     ``db_path`` (or ``ZE_BENCHMARKS_DB``, default ``results/bench.db``).
+
+    HTTP requests are retried ``retries`` times (default ``$ZE_BENCHMARKS_HTTP_RETRIES``, else 3)
+    before the worker counts as unreachable.
 
     Requests that cannot be delivered are spooled under ``spool_dir`` (or
     ``ZE_BENCHMARKS_SPOOL_DIR``, default ``results/spool``); with ``sync_spool`` the spool
@@ -38,6 +41,8 @@ def open_client(worker_url: str | None = None, api_key: str | None = None,
             from worker.config import DEV_API_KEY
 
             key = DEV_API_KEY
+        if retries is None:
+            retries = int(os.environ.get("ZE_BENCHMARKS_HTTP_RETRIES") or 3)
         transport = HttpTransport(url, key, retries=retries, timeout_s=timeout_s)
     else:
         from harness.results.inprocess import InProcessTransport

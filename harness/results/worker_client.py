@@ -170,6 +170,7 @@ class WorkerClient(ResultsClient):
 
     def _get(self, path: str, query: dict[str, Any] | None = None) -> TransportResponse:
         try:
+            self.verify()
             resp = self.transport.request("GET", path, query=query)
         except TransportUnavailable as exc:
             raise ResultsError(str(exc)) from exc
