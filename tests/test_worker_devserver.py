@@ -174,3 +174,77 @@ def test_dev_server_rejects_malformed_and_chunked_requests(server):
     assert chunked.startswith(b"HTTP/1.1 411 ")
     closed = exchange(b"GET /health HTTP/1.1\r\nConnection: close\r\n\r\n")
     assert closed.startswith(b"HTTP/1.1 200 OK") and b'"status":"ok"' in closed
+
+
+def _limited_server(tmp_path, **limits):
+    srv, worker = make_server("127.0.0.1", 0, str(tmp_path / "limits.db"), WorkerConfig(api_key="k"), **limits)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv, worker
+
+
+def _health_ok(srv) -> bool:
+    conn = http.client.HTTPConnection(*srv.server_address[:2], timeout=5)
+    conn.request("GET", "/health")
+    ok = conn.getresponse().status == 200
+    conn.close()
+    return ok
+
+
+def test_a_half_sent_body_gets_408_and_never_holds_the_server(tmp_path):
+    import socket
+    import time
+
+    srv, worker = _limited_server(tmp_path, body_timeout_s=1.0)
+    try:
+        stalled = socket.create_connection(srv.server_address[:2], timeout=10)
+        stalled.sendall(b"POST /api/results HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n"
+                        b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"runId\":")
+        assert _health_ok(srv)  # others are served while that body stalls
+        started = time.monotonic()
+        answer = stalled.recv(4096)
+        assert time.monotonic() - started < 5
+        assert answer.startswith(b"HTTP/1.1 408") and b"request timeout" in answer
+        assert stalled.recv(4096) == b""  # and the connection is closed
+        stalled.close()
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        worker.close()
+
+
+def test_headers_that_never_finish_are_dropped(tmp_path):
+    import socket
+
+    srv, worker = _limited_server(tmp_path, header_timeout_s=0.5)
+    try:
+        slow = socket.create_connection(srv.server_address[:2], timeout=10)
+        slow.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")  # no blank line, ever
+        assert slow.recv(4096) == b""
+        slow.close()
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        worker.close()
+
+
+def test_connections_beyond_the_limit_get_503_and_the_rest_are_served(tmp_path):
+    import socket
+
+    srv, worker = _limited_server(tmp_path, max_connections=3)
+    held = []
+    try:
+        for _ in range(3):
+            held.append(socket.create_connection(srv.server_address[:2], timeout=10))
+        extra = socket.create_connection(srv.server_address[:2], timeout=10)
+        extra.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        answer = extra.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 503") and b"too many connections" in answer
+        extra.close()
+        held[0].sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert held[0].recv(4096).startswith(b"HTTP/1.1 200")
+    finally:
+        for s in held:
+            s.close()
+        srv.shutdown()
+        srv.server_close()
+        worker.close()

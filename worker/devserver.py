@@ -7,6 +7,12 @@ convoys a thread-per-connection server shows under load. Measured against the st
 
 The HTTP subset is what API clients send: ``Content-Length`` bodies (``Transfer-Encoding:
 chunked`` is answered with 411), keep-alive by default on HTTP/1.1.
+
+No client can hold the server: a request's headers must arrive within
+:data:`HEADER_TIMEOUT_S` and its body within :data:`BODY_TIMEOUT_S` (else 408 and the
+connection is closed), a keep-alive connection idle for :data:`IDLE_TIMEOUT_S` is closed, and
+at most :data:`MAX_CONNECTIONS` connections are open at once (more are answered 503 and
+closed). Each connection is its own task, so a slow one never delays the others.
 """
 
 from __future__ import annotations
@@ -17,13 +23,17 @@ import socket
 import sys
 import threading
 from http import HTTPStatus
+from typing import Any
 
 from worker.config import DEV_API_KEY, WorkerConfig
 from worker.local import LocalWorker
 from worker.messages import Request, Response, json_response
 
 MAX_HEADER_BYTES = 64 * 1024
-IDLE_TIMEOUT_S = 120.0
+HEADER_TIMEOUT_S = 10.0  # from the first byte of a request to the end of its headers
+BODY_TIMEOUT_S = 30.0  # for the whole body
+IDLE_TIMEOUT_S = 60.0  # between requests on a keep-alive connection
+MAX_CONNECTIONS = 256
 
 
 def is_loopback(host: str) -> bool:
@@ -67,9 +77,16 @@ class DevServer:
     from any thread; ``server_close()`` releases the socket.
     """
 
-    def __init__(self, host: str, port: int, worker: LocalWorker, verbose: bool = False) -> None:
+    def __init__(self, host: str, port: int, worker: LocalWorker, verbose: bool = False, *,
+                 header_timeout_s: float = HEADER_TIMEOUT_S, body_timeout_s: float = BODY_TIMEOUT_S,
+                 idle_timeout_s: float = IDLE_TIMEOUT_S, max_connections: int = MAX_CONNECTIONS) -> None:
         self.worker = worker
         self.verbose = verbose
+        self.header_timeout_s = header_timeout_s
+        self.body_timeout_s = body_timeout_s
+        self.idle_timeout_s = idle_timeout_s
+        self.max_connections = max_connections
+        self._open = 0
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.socket = socket.socket(family, socket.SOCK_STREAM)
         self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -113,10 +130,19 @@ class DevServer:
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername")
         client_host = peer[0] if peer else None
+        self._open += 1
         try:
+            if self._open > self.max_connections:
+                await self._write(writer, json_response(503, {
+                    "error": "too many connections", "details": f"at most {self.max_connections} at once"},
+                    headers={"retry-after": "1"}), keep_alive=False)
+                return
+            first = True
             while True:
                 try:
-                    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), IDLE_TIMEOUT_S)
+                    # The first request gets the header timeout; later ones may idle longer first.
+                    wait = self.header_timeout_s if first else self.idle_timeout_s
+                    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), wait)
                 except (asyncio.IncompleteReadError, asyncio.TimeoutError, ConnectionError):
                     return
                 except asyncio.LimitOverrunError:
@@ -124,12 +150,18 @@ class DevServer:
                         "error": "request headers too large",
                         "details": f"at most {MAX_HEADER_BYTES} bytes"}), keep_alive=False)
                     return
+                first = False
                 try:
                     method, target, version, headers = _parse_head(head)
                     keep_alive = _keep_alive(version, headers)
                     body = await self._read_body(reader, writer, headers)
                 except _BadRequest as bad:
                     await self._write(writer, bad.response, keep_alive=False)
+                    return
+                except asyncio.TimeoutError:
+                    await self._write(writer, json_response(408, {
+                        "error": "request timeout",
+                        "details": f"the body did not arrive within {self.body_timeout_s:g} s"}), keep_alive=False)
                     return
                 except (asyncio.IncompleteReadError, ConnectionError):
                     return
@@ -141,6 +173,7 @@ class DevServer:
                 if not keep_alive:
                     return
         finally:
+            self._open -= 1
             writer.close()
 
     async def _read_body(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
@@ -162,7 +195,7 @@ class DevServer:
             # curl sends this for bodies over 1 KB and would otherwise wait a second.
             writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
             await writer.drain()
-        return await reader.readexactly(length)
+        return await asyncio.wait_for(reader.readexactly(length), self.body_timeout_s)
 
     @staticmethod
     async def _write(writer: asyncio.StreamWriter, response: Response, keep_alive: bool,
@@ -215,11 +248,13 @@ def _keep_alive(version: str, headers: dict[str, str]) -> bool:
 
 
 def make_server(host: str, port: int, db_path: str, config: WorkerConfig,
-                verbose: bool = False) -> tuple[DevServer, LocalWorker]:
-    """A bound (not yet serving) server; port 0 picks a free port."""
+                verbose: bool = False, **limits: Any) -> tuple[DevServer, LocalWorker]:
+    """A bound (not yet serving) server; port 0 picks a free port. ``limits`` override the
+    timeouts and the connection limit (``header_timeout_s``, ``body_timeout_s``,
+    ``idle_timeout_s``, ``max_connections``)."""
     worker = LocalWorker(db_path, config)
     try:
-        return DevServer(host, port, worker, verbose), worker
+        return DevServer(host, port, worker, verbose, **limits), worker
     except OSError:
         worker.close()
         raise
