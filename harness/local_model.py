@@ -330,13 +330,18 @@ def shared_server(config: ServerConfig | None = None) -> LocalModelServer:
         return _shared
 
 
-def stop_shared_server() -> None:
-    """Stop the process-wide server if one is running."""
+def stop_shared_server(timeout_s: float = 10.0) -> None:
+    """Stop the process-wide server if one is running (``timeout_s`` bounds the wait; an
+    interrupt passes a short one, so the server never delays it)."""
     global _shared
-    with _shared_lock:
+    if not _shared_lock.acquire(timeout=timeout_s):
+        return  # a start is in progress; the server's stdin closes when this process exits
+    try:
         if _shared is not None:
-            _shared.stop()
+            _shared.stop(timeout_s=timeout_s)
             _shared = None
+    finally:
+        _shared_lock.release()
 
 
 # ---- the child process -------------------------------------------------------------------

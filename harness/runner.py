@@ -46,6 +46,7 @@ from harness.evaluators.base import EvaluatorResult
 from harness.evaluators.llm_judge import JudgeChoice, ResolvedJudge, resolve_judge
 from harness.evaluators.pipeline import run_evaluators
 from harness.evaluators.validation import missing_tools, scenario_commands
+from harness.control import BatchControl
 from harness.globs import walk_files
 from harness.grading import GradingSession
 from harness.results.client import NotAWorkerError, ResultsClient
@@ -106,6 +107,7 @@ class RunOptions:
     metadata: dict[str, Any] = field(default_factory=dict)  # copied into every run's metadata
     sandbox: str | None = None  # bwrap | none; None: resolved from --sandbox/ZE_BENCHMARKS_SANDBOX (auto)
     judge: JudgeChoice = field(default_factory=JudgeChoice)  # auto, none, or PROVIDER:MODEL
+    control: BatchControl | None = None  # interrupt/abort from outside (Ctrl-C); one is made if None
 
 
 @dataclass
@@ -160,6 +162,8 @@ class BatchOutcome:
     sandbox: str = ""  # the backend every run used
     judge: ResolvedJudge | None = None
     preflight_error: str | None = None  # why no agent ran (a missing program), if so
+    interrupted: bool = False  # stopped on request; runs that never started are not in ``runs``
+    not_started: int = 0
 
 
 def _now_iso() -> str:
@@ -227,9 +231,10 @@ def classify(agent_status: str | None, score: RunScore | None, results: list[Eva
     return "failed", "agent"
 
 
-def _run_agent(agent: Any, ctx: AgentContext, grace_s: float) -> tuple[AgentResult, bool]:
+def _run_agent(agent: Any, ctx: AgentContext, grace_s: float,
+               control: BatchControl | None = None) -> tuple[AgentResult, bool]:
     """Run the agent in a thread; (result, overran). An agent still running ``grace_s`` after its
-    deadline is abandoned and the run is a timeout."""
+    deadline is abandoned and the run is a timeout; after an abort it is abandoned at once."""
     box: dict[str, Any] = {}
 
     def target() -> None:
@@ -241,8 +246,12 @@ def _run_agent(agent: Any, ctx: AgentContext, grace_s: float) -> tuple[AgentResu
 
     thread = threading.Thread(target=target, name=f"agent-{ctx.repeat_index}", daemon=True)
     thread.start()
-    thread.join(timeout=max(0.0, (ctx.deadline or time.monotonic()) - time.monotonic()) + grace_s)
+    give_up = (ctx.deadline or time.monotonic()) + grace_s
+    while thread.is_alive() and time.monotonic() < give_up and not (control is not None and control.expired):
+        thread.join(timeout=min(0.2, max(0.0, give_up - time.monotonic())))
     if thread.is_alive():
+        if control is not None and control.expired:
+            return AgentResult(status="error", error="interrupted: the agent was abandoned"), False
         return AgentResult(status="timeout", error="the agent did not stop at its deadline; abandoned"), True
     if "error" in box:
         exc = box["error"]
@@ -401,6 +410,7 @@ class BatchSetup:
     judge: ResolvedJudge
     warmup: WarmupResult | None = None
     blocked: str | None = None  # why no agent may run (a missing program), stored as error/infra
+    control: BatchControl = field(default_factory=BatchControl)
 
 
 def execute_run(scenario: Scenario, prompt: TierPrompt, options: RunOptions, batch_id: str, iteration: int,
@@ -505,16 +515,20 @@ def _agent_and_evaluate(scenario: Scenario, prompt: TierPrompt, options: RunOpti
     else:
         sandbox = open_sandbox(workspace, agent_sandbox_spec(scenario, setup.sandbox, needs))
         record.metadata["sandbox"] = sandbox.describe()
+        control = setup.control
         ctx = AgentContext(prompt=prompt.text, sandbox=sandbox, budgets=budgets,
                            tools=ToolConfig(scenario.oracle_answers, scenario.allow_fetch_url),
                            system_prompt=system_prompt, model=options.model,
                            deadline=agent_started + timeout_s, repeat_index=iteration,
-                           use_cache=options.use_cache, options=dict(options.agent_options))
+                           use_cache=options.use_cache, options=dict(options.agent_options),
+                           cancel=control.stop_requested)
+        control.register(sandbox)
         try:
-            agent_result, overran = _run_agent(agent, ctx, options.agent_grace_s)
+            agent_result, overran = _run_agent(agent, ctx, options.agent_grace_s, control)
         finally:
             # The run is over: everything the agent started dies, and no tool call is accepted.
             sandbox.close()
+            control.unregister(sandbox)
         if overran:
             record.metadata["agentOverranDeadline"] = True
     outcome.agent_result = agent_result
@@ -528,6 +542,12 @@ def _agent_and_evaluate(scenario: Scenario, prompt: TierPrompt, options: RunOpti
     if agent_result.questions:
         record.metadata["questions"] = agent_result.questions
 
+    if setup.control.stopping:
+        # Cut short by an interrupt: stored as such (a later run of the batch redoes it), not graded.
+        record.status, record.failure_class = "error", "harness"
+        record.metadata["error"] = "interrupted"
+        record.metadata["interrupted"] = True
+        return
     diff = compute_diff(scenario.fixture_dir, workspace, scenario.workspace_exclude)
     outcome.diff = diff
     record.metadata["diff"] = {
@@ -540,8 +560,18 @@ def _agent_and_evaluate(scenario: Scenario, prompt: TierPrompt, options: RunOpti
     with GradingSession(scenario, workspace, setup.sandbox, options.workspaces_root, prompt=prompt.text,
                         agent_result=agent_result, diff=diff, use_cache=options.use_cache,
                         judge=setup.judge) as grading:
-        outcome.results = run_evaluators(grading.context, on_stage=stage)
+        setup.control.register(grading.sandbox)
+        try:
+            outcome.results = run_evaluators(grading.context, on_stage=stage)
+        finally:
+            setup.control.unregister(grading.sandbox)
         record.metadata["grading"] = grading.copy.summary()  # after re-protection before test commands
+    if setup.control.stopping and (setup.control.aborted or any("SandboxClosed" in r.details
+                                                                 for r in outcome.results)):
+        record.status, record.failure_class = "error", "harness"
+        record.metadata["error"] = "interrupted during grading"
+        record.metadata["interrupted"] = True
+        return
     score = score_run(outcome.results, scenario.rubric_weights, scenario.success_threshold)
     record.total_score = score.score
     record.weighted_score = score.score
@@ -601,7 +631,7 @@ def run_batch(scenario: Scenario, prompt: TierPrompt, options: RunOptions, clien
     options = replace(options, sandbox=kind)
     judge = resolve_judge(scenario.llm_judge, options.judge)
     cfg_hash = config_hash(scenario, prompt, options.agent, options.model, options.specialist, kind, judge.identity)
-    setup = BatchSetup(config_hash=cfg_hash, sandbox=kind, judge=judge)
+    setup = BatchSetup(config_hash=cfg_hash, sandbox=kind, judge=judge, control=options.control or BatchControl())
     poster = _Poster(client) if client is not None else None
 
     try:
@@ -615,15 +645,19 @@ def run_batch(scenario: Scenario, prompt: TierPrompt, options: RunOptions, clien
             setup.warmup = WarmupResult(ok=False, kind="error",
                                         error=f"warmup could not run: {type(exc).__name__}: {exc}")
 
-    def one(i: int) -> RunOutcome:
+    def one(i: int) -> RunOutcome | None:
+        if setup.control.stopping:
+            return None  # interrupted before it started: not stored, a later run of the batch does it
         return execute_run(scenario, prompt, options, batch_id, i, setup, poster, progress)
 
     if options.parallel == 1 or options.iterations == 1:
-        runs = [one(i) for i in range(options.iterations)]
+        started = [one(i) for i in range(options.iterations)]
     else:
         with ThreadPoolExecutor(max_workers=min(options.parallel, options.iterations),
                                 thread_name_prefix="run") as pool:
-            runs = list(pool.map(one, range(options.iterations)))
+            started = list(pool.map(one, range(options.iterations)))
+    runs = [r for r in started if r is not None]
+    interrupted = setup.control.stopping
 
     meta = {
         "suite": scenario.suite, "scenario": scenario.name, "tier": prompt.tier, "agent": options.agent,
@@ -634,6 +668,9 @@ def run_batch(scenario: Scenario, prompt: TierPrompt, options: RunOptions, clien
         # identical invocations apart while a redelivered post stays one.
         "invocationId": secrets.token_hex(8),
     }
+    if interrupted:
+        meta["interrupted"] = True
+        meta["iterations"] = len(runs)
     batch = batch_record(batch_id, [r.record for r in runs], created_ms, int(time.time() * 1000), meta)
     post_error = batch_post = None
     if client is not None:
@@ -647,4 +684,5 @@ def run_batch(scenario: Scenario, prompt: TierPrompt, options: RunOptions, clien
             post_error = f"{type(exc).__name__}: {exc}"
     return BatchOutcome(batch_id=batch_id, runs=runs, batch=batch, warmup=setup.warmup, post_error=post_error,
                         batch_post=batch_post,
-                        sandbox=kind, judge=judge, preflight_error=setup.blocked)
+                        sandbox=kind, judge=judge, preflight_error=setup.blocked, interrupted=interrupted,
+                        not_started=options.iterations - len(runs))

@@ -8,6 +8,7 @@ belongs to the scorer. The one agent that needs the solution, ``oracle``, declar
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +57,11 @@ class AgentContext:
     repeat_index: int = 0  # iteration number; part of the response cache key
     use_cache: bool = True
     options: dict[str, Any] = field(default_factory=dict)  # agent-specific (base_url, ...)
+    cancel: threading.Event | None = None  # set when the batch is interrupted: stop at the next turn
+
+    @property
+    def cancelled(self) -> bool:
+        return self.cancel is not None and self.cancel.is_set()
 
     @property
     def workspace(self) -> Path:

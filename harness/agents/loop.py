@@ -101,6 +101,10 @@ def run_tool_loop(ctx: AgentContext, provider: "Provider", toolset: "Toolset", s
 
     try:
         while True:
+            if ctx.cancelled:
+                result.status, result.error = "error", "interrupted"
+                stop_note = "interrupted: the batch was asked to stop"
+                break
             if out_of_time():
                 result.status, stop_note = "timeout", "the run's wall-clock limit was reached"
                 break
@@ -171,7 +175,9 @@ def run_tool_loop(ctx: AgentContext, provider: "Provider", toolset: "Toolset", s
 
             messages.append(Message(role="assistant", content=response.text, tool_calls=list(response.tool_calls)))
             for call in response.tool_calls:
-                if out_of_time():
+                if ctx.cancelled:
+                    tool_result_content, is_error = "not run: the batch was interrupted", True
+                elif out_of_time():
                     tool_result_content, is_error = "not run: the run's wall-clock limit was reached", True
                 else:
                     executed = toolset.execute(call.name, call.arguments)

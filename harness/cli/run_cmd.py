@@ -207,9 +207,21 @@ def execute(scenario: Any, prompt: Any, options: Any, worker_url: str | None, db
     if scenario.llm_judge.enabled:
         # Said before the runs, so a judge that will not run is no surprise afterwards.
         click.echo(resolve_judge(scenario.llm_judge, options.judge).describe(), err=True)
+    from harness.control import BatchControl, handle_sigint
+
+    control = options.control = BatchControl()
+
+    def first_interrupt() -> None:
+        err_console.print(f"interrupting: no new runs start; running agents stop at their next turn, and their "
+                          f"commands are killed in {control.grace_s:g} s (Ctrl-C again to kill them now)")
+
+    def second_interrupt() -> None:
+        err_console.print("killing every running command now")
+
     client = open_store(worker_url, db_path)
     try:
-        with _ProgressDisplay(err_console, options.iterations, enabled=not as_json) as progress:
+        with handle_sigint(control, first_interrupt, second_interrupt), \
+                _ProgressDisplay(err_console, options.iterations, enabled=not as_json) as progress:
             outcome = run_batch(scenario, prompt, options, client, progress=progress.update)
         stored_batch = None
         if outcome.batch_post in ("stored", "duplicate"):
@@ -244,6 +256,16 @@ def execute(scenario: Any, prompt: Any, options: Any, worker_url: str | None, db
             console.print()
             console.print(batch_summary_table(stored_batch or outcome.batch))
     all_stored = _report_storage(outcome, where, spool_dir, quiet=as_json)
+    if outcome.interrupted:
+        from harness.local_model import stop_shared_server
+
+        stop_shared_server(timeout_s=1.0)  # a model server mid-answer must not hold the exit
+        cut = sum(1 for r in records if r.metadata.get("interrupted"))
+        click.echo(f"interrupted: {len(records) - cut} run(s) finished, {cut} cut short (stored as "
+                   f"error/harness \"interrupted\"), {outcome.not_started} not started; batch {outcome.batch_id} "
+                   f"is marked interrupted. To add the missing runs, run the same command again with "
+                   f"--batch-id {outcome.batch_id}.", err=True)
+        sys.exit(130)
     if mint is not None and not _mint_batch(mint[0], outcome.batch_id, mint[1], worker_url, db_path, as_json):
         sys.exit(1)
     harness_failed = any(r.status == "error" and r.failure_class in ("harness", "infra") for r in records)
