@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.globs import matches_any, walk_files
+from harness.leftovers import owned
 from harness.workspace import ALWAYS_EXCLUDED, CopyReport, copy_tree, real_directory
 
 if TYPE_CHECKING:
@@ -260,8 +261,8 @@ def prepare_grading(scenario: "Scenario", agent_workspace: Path, root: Path) -> 
     """Copy ``agent_workspace`` to a new directory under ``root``, protect it, write the pytest
     configuration, make the reports directory. The caller removes it (:meth:`GradingCopy.remove`)."""
     root.mkdir(parents=True, exist_ok=True)
-    path = Path(tempfile.mkdtemp(prefix=f"{scenario.suite}-{scenario.name}-grading-", dir=root))
-    reports = Path(tempfile.mkdtemp(prefix="zebench-reports-"))
+    path = Path(tempfile.mkdtemp(prefix=owned(f"{scenario.suite}-{scenario.name}-grading-"), dir=root))
+    reports = Path(tempfile.mkdtemp(prefix=owned("zebench-reports-")))
     try:
         copied = copy_tree(agent_workspace, path)
         sources: list[Source] = []

@@ -48,6 +48,8 @@ from harness.evaluators.pipeline import run_evaluators
 from harness.evaluators.validation import missing_tools, scenario_commands
 from harness.control import BatchControl
 from harness.globs import walk_files
+from harness import leftovers
+from harness.leftovers import owned
 from harness.grading import GradingSession
 from harness.results.client import NotAWorkerError, ResultsClient
 from harness.results.records import (
@@ -345,7 +347,7 @@ def check_tools(scenario: Scenario, kind: str) -> str | None:
     commands = scenario_commands(scenario)
     if not commands:
         return None
-    with tempfile.TemporaryDirectory(prefix="zebench-tools-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=owned("zebench-tools-")) as tmp:
         with open_sandbox(Path(tmp), agent_sandbox_spec(scenario, kind)) as sandbox:
             missing = missing_tools(sandbox, commands)
     if not missing:
@@ -627,6 +629,11 @@ def run_batch(scenario: Scenario, prompt: TierPrompt, options: RunOptions, clien
         raise ValueError(problem)
     batch_id = options.batch_id or new_batch_id()
     created_ms = int(time.time() * 1000)
+    if options.workspaces_root is not None:
+        try:
+            leftovers.sweep(Path(options.workspaces_root))  # a killed earlier batch's workspaces
+        except OSError:
+            pass
     kind = _sandbox_kind(options)
     options = replace(options, sandbox=kind)
     judge = resolve_judge(scenario.llm_judge, options.judge)

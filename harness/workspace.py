@@ -192,7 +192,8 @@ def create_workspace(scenario: Scenario, root: Path | str | None = None, label: 
     try:
         base.mkdir(parents=True, exist_ok=True)
         while True:
-            path = base / f"{scenario.suite}-{scenario.name}{suffix}-{secrets.token_hex(4)}"
+            # The pid lets the next command remove it should this process be killed.
+            path = base / f"{scenario.suite}-{scenario.name}{suffix}-p{os.getpid()}-{secrets.token_hex(4)}"
             try:
                 path.mkdir(mode=0o700)
                 break

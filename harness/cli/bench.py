@@ -52,6 +52,13 @@ def main() -> None:
       bench py-bugs unicode-slugify --tier L1 --agent anthropic --iterations 3
       bench batch BATCH_ID
     """
+    from harness.leftovers import sweep
+    from harness.workspace import default_workspaces_root
+
+    try:  # what a killed earlier run left behind: never a reason for this command to fail
+        sweep(default_workspaces_root())
+    except OSError:
+        pass
 
 
 for _module, _attr in _COMMAND_MODULES:

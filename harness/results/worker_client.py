@@ -117,8 +117,9 @@ class WorkerClient(ResultsClient):
         path = self.spool.add(kind, body, reason, self.destination)
         self.last_spool_reason = reason
         if not quiet:
-            log.warning("results not stored (%s); %s %s spooled to %s; `bench sync` sends it",
-                        reason, kind, _key(kind, body), path)
+            # Info, not a warning: the caller gets "spooled" and says so (bench prints one summary).
+            log.info("results not stored (%s); %s %s spooled to %s; `bench sync` sends it",
+                     reason, kind, _key(kind, body), path)
             return "spooled"
         return path
 

@@ -103,6 +103,9 @@ class Sandbox(ABC):
         self._closed = False
         self._active = 0
         self._running: dict[int, Cgroup | None] = {}
+        # In every command's environment: lets this process, or the next harness process if
+        # this one is killed, find what the sandbox started (harness.leftovers).
+        self.marker = f"{os.getpid()}-{os.urandom(8).hex()}"
 
     # -- what commands see -----------------------------------------------------------------
     @property
@@ -211,9 +214,11 @@ class Sandbox(ABC):
 
     def _run(self, command: str, timeout_s: float | None, output_cap: int | None,
              env: Mapping[str, str] | None, stdin_data: bytes | None) -> CommandResult:
+        from harness.leftovers import MARKER_VAR
+
         timeout = self.limits.timeout_s if timeout_s is None else timeout_s
         cap = self.limits.output_bytes if output_cap is None else output_cap
-        full_env = {**self.base_env(), **self.spec.env, **(env or {})}
+        full_env = {**self.base_env(), **self.spec.env, **(env or {}), MARKER_VAR: self.marker}
         cgroup = self.enforcement.new_cgroup()
         argv, popen_kwargs = self._argv(["/bin/sh", "-c", command])
         argv = self.enforcement.prlimit_argv() + argv

@@ -177,7 +177,9 @@ def probe() -> str | None:
     """None when the bwrap backend works on this machine, else why not (one line)."""
     if bwrap_executable() is None:
         return "bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
-    with tempfile.TemporaryDirectory(prefix="zebench-probe-") as tmp:
+    from harness.leftovers import owned
+
+    with tempfile.TemporaryDirectory(prefix=owned("zebench-probe-")) as tmp:
         try:
             sandbox = BwrapSandbox(Path(tmp), SandboxSpec(kind="bwrap"))
             result = sandbox.run("test -w /workspace && test ! -e /proc/1/environ -o -r /proc/1/environ",

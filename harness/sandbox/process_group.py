@@ -23,10 +23,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from harness.leftovers import MARKER_VAR, owned
 from harness.sandbox.base import Mount, Sandbox, SandboxSpec, _passthrough_env, interpreter_bin
 from harness.sandbox.limits import Cgroup
 
-MARKER_VAR = "ZEBENCH_SANDBOX_ID"
+
 
 
 class ProcessGroupSandbox(Sandbox):
@@ -34,8 +35,7 @@ class ProcessGroupSandbox(Sandbox):
 
     def __init__(self, workspace: Path, spec: SandboxSpec) -> None:
         super().__init__(workspace, spec)
-        self._private = Path(tempfile.mkdtemp(prefix="zebench-sandbox-"))
-        self._marker = f"{os.getpid()}-{os.urandom(8).hex()}"
+        self._private = Path(tempfile.mkdtemp(prefix=owned("zebench-sandbox-")))
 
     @property
     def inner_workspace(self) -> str:
@@ -49,7 +49,6 @@ class ProcessGroupSandbox(Sandbox):
         return {
             **_passthrough_env(),
             "PATH": os.pathsep.join(dict.fromkeys(path)),
-            MARKER_VAR: self._marker,
         }
 
     @contextmanager
@@ -72,7 +71,7 @@ class ProcessGroupSandbox(Sandbox):
 
     def _kill_marked(self) -> None:
         """Kill processes that left the process group but still carry the marker variable."""
-        needle = f"{MARKER_VAR}={self._marker}".encode()
+        needle = f"{MARKER_VAR}={self.marker}".encode()
         for entry in os.scandir("/proc"):
             if not entry.name.isdigit() or int(entry.name) == os.getpid():
                 continue

@@ -1,0 +1,107 @@
+"""What a killed harness leaves behind, and cleaning it up on the next command.
+
+A harness process killed outright (SIGKILL, a lost machine) cannot remove its workspaces,
+grading copies and temporary directories, nor kill what its commands started when they ran
+outside bubblewrap. Everything it creates therefore carries its pid in its name
+(``...-p<pid>-...``) and every sandboxed command carries the sandbox's marker variable
+(``ZEBENCH_SANDBOX_ID=<pid>-...``). :func:`sweep` removes the directories, and kills the
+processes, of harness processes that are no longer alive. (Cgroups of dead harness processes
+are swept too; with bubblewrap, commands die with the harness anyway, except one killed in
+the moment between its start and bubblewrap's own setup.)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_OWNED = re.compile(r"-p(\d+)-")
+TEMP_PREFIXES = ("zebench-sandbox-", "zebench-reports-", "zebench-tools-", "zebench-probe-")
+MARKER_VAR = "ZEBENCH_SANDBOX_ID"
+
+
+def owned(prefix: str) -> str:
+    """``prefix`` with this process's pid, for a name :func:`sweep` can attribute."""
+    return f"{prefix}p{os.getpid()}-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _owner(name: str) -> int | None:
+    match = _OWNED.search(name)
+    return int(match.group(1)) if match else None
+
+
+@dataclass
+class SweepReport:
+    removed: list[str] = field(default_factory=list)
+    killed: list[int] = field(default_factory=list)
+
+
+def sweep(workspaces_root: Path | None = None) -> SweepReport:
+    """Remove leftovers of dead harness processes: workspaces and grading copies under
+    ``workspaces_root``, the harness's temporary directories, and sandboxed processes."""
+    report = SweepReport()
+    places: list[tuple[Path, tuple[str, ...]]] = [(Path(tempfile.gettempdir()), TEMP_PREFIXES)]
+    if workspaces_root is not None:
+        places.append((Path(workspaces_root), ("",)))
+    for root, prefixes in places:
+        try:
+            entries = list(os.scandir(root))
+        except OSError:
+            continue
+        for entry in entries:
+            if not entry.name.startswith(prefixes):
+                continue
+            owner = _owner(entry.name)
+            if owner is None or owner == os.getpid() or _alive(owner):
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_uid == os.getuid():
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                    report.removed.append(entry.path)
+            except OSError:
+                continue
+    report.killed = _kill_orphans()
+    from harness.sandbox.limits import cgroup_support
+
+    cgroup_support()  # finding the cgroups also removes those of dead harness processes
+    return report
+
+
+def _kill_orphans() -> list[int]:
+    """SIGKILL processes whose sandbox marker names a harness process that is gone."""
+    killed = []
+    prefix = f"{MARKER_VAR}=".encode()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/environ", "rb") as fh:
+                environ = fh.read()
+        except OSError:
+            continue
+        for item in environ.split(b"\0"):
+            if item.startswith(prefix):
+                owner = item[len(prefix):].split(b"-", 1)[0]
+                if owner.isdigit() and not _alive(int(owner)):
+                    try:
+                        os.kill(int(entry.name), signal.SIGKILL)
+                        killed.append(int(entry.name))
+                    except (ProcessLookupError, PermissionError):
+                        pass
+                break
+    return killed
