@@ -90,7 +90,7 @@ def runner(url: str, spool: str, prefix: str, count: int, batch: str, key: str =
                      sync_spool=False) as client:
         client.transport.backoff_s = 0.01
         for i in range(count):
-            record = RunRecord(f"run_{prefix}_{i:05d}", "drill", f"sc{i % 5}", "L1", "echo", batch_id=batch,
+            record = RunRecord(f"run_{batch}_{prefix}_{i:05d}"[-120:], "drill", f"sc{i % 5}", "L1", "echo", batch_id=batch,
                                total_score=(i % 4) / 4, transcript=[{"role": "user", "content": "x" * 500}])
             started = time.perf_counter()
             try:
