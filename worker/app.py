@@ -77,8 +77,10 @@ class WorkerApp:
     # ------------------------------------------------------------------ security
 
     def _reads_need_key(self, request: Request) -> bool:
-        """Reads need the key when the worker has one, except ``/health`` and public reads."""
-        return bool(self.config.api_key) and not self.config.public_reads and request.path.rstrip("/") != "/health"
+        """Reads need the key when the worker has one, except ``/health``, the API description
+        ``/openapi.json`` and when reads are public."""
+        return (bool(self.config.api_key) and not self.config.public_reads
+                and request.path.rstrip("/") not in ("/health", "/openapi.json"))
 
     def _authorize(self, request: Request) -> None:
         if not self.config.api_key:

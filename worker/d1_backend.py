@@ -54,7 +54,10 @@ class D1Storage:
             raise StorageError(f"{len(params)} bound parameters; D1 allows {MAX_BOUND_PARAMS}")
         sql, values = inline_nulls(sql, params)
         stmt = self._db.prepare(sql)
-        return stmt.bind(*values) if values else stmt
+        try:
+            return stmt.bind(*[_js_number(v) for v in values]) if values else stmt
+        except Exception as exc:  # a JS type error while binding: say so, do not crash the request
+            raise StorageError(str(exc)) from exc
 
     @staticmethod
     async def _call(awaitable: Any) -> Any:
@@ -65,6 +68,14 @@ class D1Storage:
             if is_constraint_message(message):
                 raise ConstraintError(message) from exc
             raise StorageError(message) from exc
+
+
+def _js_number(value: Any) -> Any:
+    """A large Python int crosses into JavaScript as a BigInt, which D1 refuses to bind; as a
+    float it is exact up to 2**53 (the range the schema admits) and D1 takes it."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**31 - 1:
+        return float(value)
+    return value
 
 
 def inline_nulls(sql: str, params: Sequence[Any]) -> tuple[str, list[Any]]:

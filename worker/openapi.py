@@ -129,26 +129,33 @@ _RUN_ID = [{"name": "runId", "in": "path", "required": True, "schema": _STR}]
 _BATCH_ID = [{"name": "batchId", "in": "path", "required": True, "schema": _STR}]
 _AUTH = [{"bearer": []}]
 _WRITE_ERRORS = {"400": _ERR, "401": _ERR, "403": _ERR, "413": _ERR, "500": _ERR}
+# Reads need the key when the worker has one (unless its reads are public).
+_READ_ERRORS = {"401": _ERR, "403": _ERR, "500": _ERR}
 
 
 def _get(summary: str, response: dict[str, Any], params: list[Any] | None = None,
-         not_found: bool = False) -> dict[str, Any]:
+         not_found: bool = False, public: bool = False, query: bool = False) -> dict[str, Any]:
     op: dict[str, Any] = {"summary": summary, "responses": {"200": response}}
     if params:
         op["parameters"] = params
     if not_found:
         op["responses"]["404"] = _ERR
+    if query:
+        op["responses"]["400"] = _json(_ref("Error"), "An unknown query parameter or an invalid cursor")
+    if not public:
+        op["security"] = _AUTH
+        op["responses"].update(_READ_ERRORS)
     return {"get": op}
 
 
 def openapi_document() -> dict[str, Any]:
     """The API description; every route of :data:`worker.app.ROUTES` appears here."""
     paths: dict[str, Any] = {
-        "/health": _get("Liveness", _json(_ref("Health"))),
-        "/openapi.json": _get("This document", _json(_OBJ)),
+        "/health": _get("Liveness and identity", _json(_ref("Health")), public=True),
+        "/openapi.json": _get("This document", _json(_OBJ), public=True),
         "/api/runs": _get("Runs, newest first", _json({"type": "array", "items": _ref("Run")},
                                                       headers=_CURSOR),
-                          [*_RUN_FILTER_PARAMS, *_PAGE_PARAMS]),
+                          [*_RUN_FILTER_PARAMS, *_PAGE_PARAMS], query=True),
         "/api/runs/{runId}": _get("A run with its evaluations and telemetry",
                                   _json(_ref("RunDetail")), _RUN_ID, True),
         "/api/runs/{runId}/evaluations": _get(
@@ -158,7 +165,7 @@ def openapi_document() -> dict[str, Any]:
             "A run's transcript (null when none was posted)", _json(_ref("Transcript")), _RUN_ID, True),
         "/api/batches": _get("Batches with aggregates, newest first",
                              _json({"type": "array", "items": _ref("Batch")}, headers=_CURSOR),
-                             _PAGE_PARAMS),
+                             _PAGE_PARAMS, query=True),
         "/api/batches/{batchId}": _get(
             "A batch with aggregates, breakdowns and runs", _json(_ref("BatchDetail")), _BATCH_ID, True),
         "/api/stats": _get("Totals over all runs", _json(_ref("Stats"))),

@@ -329,6 +329,10 @@ def _field_schema(f: Field) -> dict[str, Any]:
         s = {"type": f.kind}
         if f.kind == "string" and f.max_length is not None:
             s["maxLength"] = f.max_length
+        if f.kind == "string" and f.required:
+            s["pattern"] = r"\S"  # not empty, not only spaces
+        if f.kind == "integer":  # D1 hands integers to JavaScript as doubles
+            s["minimum"], s["maximum"] = -(2**53), 2**53
     if f.enum is not None:
         s["enum"] = list(f.enum)
     if f.pattern is not None:
