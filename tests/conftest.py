@@ -57,3 +57,7 @@ def make_sandbox(tmp_path):
     yield make
     for box in opened:
         box.close()
+
+
+# The worker under workerd: one `wrangler dev` for the whole session, whichever modules use it.
+from workerd_fixture import workerd_api  # noqa: E402,F401

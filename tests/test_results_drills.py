@@ -11,8 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import results_drills  # noqa: E402
-from test_worker_core import KEY as WORKERD_KEY  # noqa: E402
-from test_worker_core import workerd_api  # noqa: E402,F401 - the session's workerd fixture
+from workerd_fixture import KEY as WORKERD_KEY  # noqa: E402
 
 
 @pytest.mark.integration

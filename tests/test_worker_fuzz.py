@@ -15,8 +15,7 @@ import threading
 
 import pytest
 
-from test_worker_core import KEY as WORKERD_KEY
-from test_worker_core import workerd_api  # noqa: F401 - the session's workerd fixture
+from workerd_fixture import KEY as WORKERD_KEY
 from worker.config import WorkerConfig
 from worker.devserver import make_server
 
