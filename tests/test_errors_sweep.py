@@ -131,3 +131,34 @@ def test_bad_input_gets_one_line_and_its_exit_status(lab, capsys, what, command,
     assert "Traceback" not in output and "internal error" not in output, output
     assert code == status, f"{what}: exit {code}\n{output}"
     assert excerpt in output, f"{what}: {excerpt!r} not in\n{output}"
+
+
+def test_a_bug_is_one_line_naming_a_log_that_holds_the_traceback(tmp_path, monkeypatch):
+    from harness.cli import results_cmd
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("something nobody anticipated")
+
+    monkeypatch.setenv("ZE_BENCHMARKS_LOG_DIR", str(tmp_path / "logs"))
+    monkeypatch.setenv("ZE_BENCHMARKS_DB", str(tmp_path / "bench.db"))
+    monkeypatch.setenv("ZE_BENCHMARKS_SPOOL_DIR", str(tmp_path / "spool"))
+    monkeypatch.delenv("ZE_BENCHMARKS_WORKER_URL", raising=False)
+    monkeypatch.setattr(results_cmd, "open_store", broken)
+    result = CliRunner().invoke(bench_main, ["batches"], catch_exceptions=False)
+    assert result.exit_code == 1
+    line = result.stderr.strip()
+    assert line.startswith("internal error: RuntimeError: something nobody anticipated; the traceback is in ")
+    assert "Traceback" not in result.output
+    log = Path(line.rsplit(" ", 1)[-1])
+    assert log.parent == tmp_path / "logs" and "Traceback" in log.read_text() and "broken" in log.read_text()
+
+
+def test_ctrl_c_outside_a_batch_exits_130_without_a_traceback(tmp_path, monkeypatch):
+    from harness.cli import results_cmd
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(results_cmd, "open_store", interrupted)
+    result = CliRunner().invoke(bench_main, ["history"], catch_exceptions=False)
+    assert result.exit_code == 130 and "interrupted" in result.stderr and "Traceback" not in result.output
