@@ -29,17 +29,15 @@ import os
 import signal
 import socket
 import sqlite3
-import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # the test helpers: scenario builders, HTTP stubs, process probes
 
 KEY = os.environ.get("ZE_BENCHMARKS_API_KEY") or "drill-key"
 
@@ -160,53 +158,15 @@ def drill_kill_worker(processes: int, runs: int, tmp: Path) -> dict:
             "lost": target - distinct, "duplicated": rows - distinct, "ok": distinct == target == rows}
 
 
-class _BusyModel(BaseHTTPRequestHandler):
-    """An OpenAI-compatible model whose every turn asks for a long command."""
-
-    def do_POST(self) -> None:  # noqa: N802
-        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-        turn = sum(1 for m in body["messages"] if m["role"] == "assistant")
-        message = {"role": "assistant", "content": None, "tool_calls": [{
-            "id": f"c{turn}", "type": "function",
-            "function": {"name": "run_command", "arguments": json.dumps({"command": "sleep 97.25"})}}]}
-        answer = json.dumps({"id": "c", "object": "chat.completion", "created": 1, "model": "busy",
-                             "choices": [{"index": 0, "finish_reason": "tool_calls", "message": message}],
-                             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(answer)))
-        self.end_headers()
-        self.wfile.write(answer)
-
-    def log_message(self, *args) -> None:
-        pass
-
-
-def _leftover_processes(marker: str) -> int:
-    count = 0
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/cmdline", "rb") as fh:
-                cmdline = fh.read()
-            with open(f"/proc/{entry.name}/stat") as fh:
-                state = fh.read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        count += marker.encode() in cmdline and state != "Z"
-    return count
-
-
 def drill_kill_harness(tmp: Path, sandbox: str = "auto") -> dict:
-    sys.path.insert(0, str(ROOT / "tests"))
+    from http_stubs import BusyModel, serve
+    from processes import alive
     from scenario_builders import make_scenario
 
     make_scenario(tmp / "suites")
     # A second scenario whose runs finish quickly, so some runs are stored before the kill.
     make_scenario(tmp / "suites", name="quick", solution={"calc.py": "def add_one(x):\n    return x + 1\n"})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _BusyModel)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = serve(BusyModel)
     env = {k: v for k, v in os.environ.items() if not k.startswith("ZE_BENCHMARKS_")}
     env.update(ZE_BENCHMARKS_SUITES_DIR=str(tmp / "suites"), ZE_BENCHMARKS_DB=str(tmp / "bench.db"),
                ZE_BENCHMARKS_SPOOL_DIR=str(tmp / "spool"), ZE_BENCHMARKS_WORKSPACES_DIR=str(tmp / "ws"),
@@ -219,18 +179,18 @@ def drill_kill_harness(tmp: Path, sandbox: str = "auto") -> dict:
                              "--batch-id", "drill"], env=env, cwd=tmp, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
-    while _leftover_processes("sleep 97.25") < 4 and time.monotonic() < deadline:
+    while len(alive(BusyModel.marker)) < 4 and time.monotonic() < deadline:
         time.sleep(0.1)
-    busy_before = _leftover_processes("sleep 97.25")
+    busy_before = len(alive(BusyModel.marker))
     proc.kill()  # SIGKILL: no handler runs, nothing is cleaned up by the harness itself
     proc.wait()
     time.sleep(0.5)
-    after_kill = {"workspaces": len(list((tmp / "ws").iterdir())), "processes": _leftover_processes("sleep 97.25")}
+    after_kill = {"workspaces": len(list((tmp / "ws").iterdir())), "processes": len(alive(BusyModel.marker))}
     nxt = subprocess.run([bench, "history", "--json"], env=env, cwd=tmp, capture_output=True, text=True, timeout=120)
     time.sleep(0.3)
     server.shutdown()
     left = {"workspaces": sorted(p.name for p in (tmp / "ws").iterdir()),
-            "processes": _leftover_processes("sleep 97.25"),
+            "processes": len(alive(BusyModel.marker)),
             "tempDirs": sorted(p.name for p in Path(tempfile.gettempdir()).iterdir()
                                if p.name.startswith("zebench-") and f"-p{proc.pid}-" in p.name)}
     with sqlite3.connect(tmp / "bench.db") as conn:

@@ -30,7 +30,8 @@ def owned(prefix: str) -> str:
     return f"{prefix}p{os.getpid()}-"
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (possibly another user's)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -67,7 +68,7 @@ def sweep(workspaces_root: Path | None = None) -> SweepReport:
             if not entry.name.startswith(prefixes):
                 continue
             owner = _owner(entry.name)
-            if owner is None or owner == os.getpid() or _alive(owner):
+            if owner is None or owner == os.getpid() or pid_alive(owner):
                 continue
             try:
                 if entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_uid == os.getuid():
@@ -97,7 +98,7 @@ def _kill_orphans() -> list[int]:
         for item in environ.split(b"\0"):
             if item.startswith(prefix):
                 owner = item[len(prefix):].split(b"-", 1)[0]
-                if owner.isdigit() and not _alive(int(owner)):
+                if owner.isdigit() and not pid_alive(int(owner)):
                     try:
                         os.kill(int(entry.name), signal.SIGKILL)
                         killed.append(int(entry.name))

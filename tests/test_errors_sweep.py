@@ -11,8 +11,6 @@ import re
 import shlex
 import shutil
 import socket
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,7 @@ from click.testing import CliRunner
 
 from harness.cli.bench import main as bench_main
 from harness.cli.mint import main as mint_main
+from http_stubs import AnythingGoes, serve
 from scenario_builders import make_scenario
 from worker.cli import main as worker_main
 
@@ -39,22 +38,6 @@ def _rows() -> list[tuple[str, str, int, str]]:
 
 
 ROWS = _rows()
-
-
-class _AnythingGoes(BaseHTTPRequestHandler):
-    def _answer(self) -> None:
-        self.rfile.read(int(self.headers.get("content-length") or 0))
-        body = b'{"ok": true}'
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    do_GET = do_POST = _answer
-
-    def log_message(self, *args) -> None:
-        pass
 
 
 @pytest.fixture(scope="module")
@@ -79,8 +62,7 @@ def lab(tmp_path_factory):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         down = f"http://127.0.0.1:{s.getsockname()[1]}"
-    web = ThreadingHTTPServer(("127.0.0.1", 0), _AnythingGoes)
-    threading.Thread(target=web.serve_forever, daemon=True).start()
+    web = serve(AnythingGoes)
     env = {
         "ZE_BENCHMARKS_SUITES_DIR": str(suites), "ZE_BENCHMARKS_DB": str(root / "bench.db"),
         "ZE_BENCHMARKS_SPOOL_DIR": str(root / "spool"), "ZE_BENCHMARKS_WORKSPACES_DIR": str(root / "ws"),

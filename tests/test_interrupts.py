@@ -7,54 +7,27 @@ model (a small HTTP server in this test) that keeps asking for a long command.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from harness.results import open_client
+from http_stubs import BusyModel, serve
 from processes import alive, gone
 from scenario_builders import make_scenario
 
 BENCH = [os.path.join(os.path.dirname(sys.executable), "bench")]
 
 
-class _SlowModel(BaseHTTPRequestHandler):
-    """Every turn asks for a command that would take minutes."""
-
-    marker = "sleep 93.5"
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
-        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-        turn = sum(1 for m in body["messages"] if m["role"] == "assistant")
-        message = {"role": "assistant", "content": None, "tool_calls": [{
-            "id": f"call_{turn}", "type": "function",
-            "function": {"name": "run_command", "arguments": json.dumps({"command": self.marker})}}]}
-        answer = json.dumps({"id": "c", "object": "chat.completion", "created": 1, "model": "slow",
-                             "choices": [{"index": 0, "finish_reason": "tool_calls", "message": message}],
-                             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(answer)))
-        self.end_headers()
-        self.wfile.write(answer)
-
-    def log_message(self, *args) -> None:
-        pass
-
-
 @pytest.fixture
 def lab(tmp_path):
     make_scenario(tmp_path / "suites")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _SlowModel)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = serve(BusyModel)
     env = {k: v for k, v in os.environ.items() if not k.startswith("ZE_BENCHMARKS_")}
     env.update(ZE_BENCHMARKS_SUITES_DIR=str(tmp_path / "suites"), ZE_BENCHMARKS_DB=str(tmp_path / "bench.db"),
                ZE_BENCHMARKS_SPOOL_DIR=str(tmp_path / "spool"), ZE_BENCHMARKS_WORKSPACES_DIR=str(tmp_path / "ws"),
@@ -86,7 +59,7 @@ def test_the_first_ctrl_c_winds_the_batch_down_and_exits_130(lab, parallel):
     tmp_path, _, _ = lab
     proc = _start(lab, "-j", parallel)
     try:
-        assert _wait_for(lambda: alive(_SlowModel.marker), 60), "the agent never started its command"
+        assert _wait_for(lambda: alive(BusyModel.marker), 60), "the agent never started its command"
         proc.send_signal(signal.SIGINT)
         started = time.monotonic()
         _, err = proc.communicate(timeout=60)
@@ -95,7 +68,7 @@ def test_the_first_ctrl_c_winds_the_batch_down_and_exits_130(lab, parallel):
     assert proc.returncode == 130, err
     assert time.monotonic() - started < 30
     assert "is marked interrupted" in err and "--batch-id stopped" in err and "Traceback" not in err
-    assert gone(_SlowModel.marker), "a command outlived the interrupt"
+    assert gone(BusyModel.marker), "a command outlived the interrupt"
     assert not any((tmp_path / "ws").iterdir())  # no workspace left behind
     with open_client(db_path=str(tmp_path / "bench.db"), spool_dir=str(tmp_path / "spool")) as client:
         batch = client.get_batch("stopped")
@@ -110,7 +83,7 @@ def test_a_second_ctrl_c_kills_at_once(lab):
     tmp_path, _, _ = lab
     proc = _start(lab, "-j", "3")
     try:
-        assert _wait_for(lambda: len(alive(_SlowModel.marker)) >= 3, 60)
+        assert _wait_for(lambda: len(alive(BusyModel.marker)) >= 3, 60)
         proc.send_signal(signal.SIGINT)
         time.sleep(0.3)
         proc.send_signal(signal.SIGINT)
@@ -121,5 +94,5 @@ def test_a_second_ctrl_c_kills_at_once(lab):
     assert proc.returncode == 130, err
     assert time.monotonic() - started < 5  # no grace period, no waiting for agents
     assert "killing every running command now" in err and "Traceback" not in err
-    assert gone(_SlowModel.marker)
+    assert gone(BusyModel.marker)
     assert not any((tmp_path / "ws").iterdir())

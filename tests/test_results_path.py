@@ -4,16 +4,14 @@ nothing spooled lands in another store, and a bad spool file blocks nothing."""
 from __future__ import annotations
 
 import json
-import os
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from harness.cli.bench import main
 from harness.results import Spool, open_client
+from http_stubs import AnythingGoes, serve
 from scenario_builders import make_scenario
 from worker.config import WorkerConfig
 from worker.devserver import make_server
@@ -35,29 +33,9 @@ def bench(*args):
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
-class _AnythingGoes(BaseHTTPRequestHandler):
-    """Any web server: 200 and a little JSON to every request."""
-
-    def _answer(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        self.rfile.read(length)
-        body = b'{"ok": true}'
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    do_GET = do_POST = _answer
-
-    def log_message(self, *args) -> None:
-        pass
-
-
 @pytest.fixture
 def anything_server():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _AnythingGoes)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = serve(AnythingGoes)
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.leftovers import pid_alive
+
 MiB = 1024 * 1024
 GiB = 1024 * MiB
 
@@ -277,20 +279,10 @@ def _sweep_stale(support: CgroupSupport) -> None:
             continue
         for child in children:
             owner = child.name[len(_GROUP_PREFIX):].split("-", 1)[0]
-            if owner.isdigit() and not _alive(int(owner)):
+            if owner.isdigit() and not pid_alive(int(owner)):
                 group = Cgroup(support.version, {"x": child})
                 group.kill()
                 group.remove()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 # --------------------------------------------------------------------------- enforcement
