@@ -26,7 +26,6 @@ work is visible; ``is_successful`` is true only for ``completed`` runs.
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 import tempfile
 import threading
@@ -47,10 +46,10 @@ from harness.evaluators.llm_judge import JudgeChoice, ResolvedJudge, resolve_jud
 from harness.evaluators.pipeline import run_evaluators
 from harness.evaluators.validation import missing_tools, scenario_commands
 from harness.control import BatchControl
-from harness.globs import walk_files
 from harness import leftovers
 from harness.leftovers import owned
 from harness.grading import GradingSession
+from harness.plan import Group, Plan, config_parts, describe_cell_metadata, hash_parts
 from harness.results.client import NotAWorkerError, ResultsClient
 from harness.results.records import (
     BatchRecord,
@@ -65,14 +64,12 @@ from harness.scenarios import Scenario, TierPrompt
 from harness.scoring import RunScore, score_run
 from harness.tools import ToolConfig
 from harness.workspace import (
-    ALWAYS_EXCLUDED,
     WorkspaceDiff,
     WorkspaceError,
     compute_diff,
     create_workspace,
 )
 
-BASE_TOOLS = ("read_file", "write_file", "list_directory", "run_command")
 DETAILS_CAP = 16_000
 ANSWER_CAP = 8_000
 DEFAULT_WARMUP_TIMEOUT_S = 600.0
@@ -172,42 +169,13 @@ def _now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def tool_names(scenario: Scenario) -> list[str]:
-    """The tools an agent gets in this scenario."""
-    tools = list(BASE_TOOLS)
-    if scenario.oracle_answers is not None:
-        tools.append("ask_user")
-    if scenario.allow_fetch_url:
-        tools.append("fetch_url")
-    return tools
-
-
 def config_hash(scenario: Scenario, prompt: TierPrompt, agent: str, model: str | None,
-                specialist: Specialist | None = None, sandbox: str = "none", judge: str = "none") -> str:
-    """sha256 over what makes two runs comparable: every file of the scenario directory (fixture,
-    scenario.yaml, solution, hidden tests, oracle answers), the prompt, the tool set, the agent,
-    the model, the specialist's name and version, the sandbox kind, the judge (``none`` or
-    ``provider:model``) and the harness version."""
-    h = hashlib.sha256()
-
-    def feed(label: str, value: str | bytes) -> None:
-        data = value.encode() if isinstance(value, str) else value
-        h.update(f"{label}:{len(data)}:".encode())
-        h.update(data)
-
-    for rel in sorted(walk_files(scenario.path, ALWAYS_EXCLUDED)):
-        path = scenario.path / rel
-        feed("file", rel)
-        feed("content", hashlib.sha256(path.read_bytes()).digest() if path.is_file() else b"")
-    feed("prompt", prompt.text)
-    feed("tools", ",".join(tool_names(scenario)))
-    feed("agent", agent)
-    feed("model", model or "")
-    feed("specialist", f"{specialist.name}@{specialist.version}" if specialist else "")
-    feed("sandbox", sandbox)
-    feed("judge", judge)
-    feed("harness", HARNESS_VERSION)
-    return h.hexdigest()
+                specialist: Specialist | None = None, sandbox: str = "none", judge: str = "none",
+                budgets: Budgets | None = None, base_url: str | None = None,
+                timeout_minutes: float | None = None) -> str:
+    """The digest of :func:`harness.plan.config_parts`: what makes two runs comparable."""
+    return hash_parts(config_parts(scenario, prompt, agent, model, specialist, sandbox, judge, budgets,
+                                   base_url, timeout_minutes))
 
 
 def classify(agent_status: str | None, score: RunScore | None, results: list[EvaluatorResult]) -> tuple[str, str | None]:
@@ -405,7 +373,7 @@ def _telemetry(agent_result: AgentResult | None, results: list[EvaluatorResult],
 
 @dataclass
 class BatchSetup:
-    """What a batch decided before its first run, shared by all its runs."""
+    """What a group of runs decided before its first run, shared by all its runs."""
 
     config_hash: str
     sandbox: str
@@ -413,6 +381,7 @@ class BatchSetup:
     warmup: WarmupResult | None = None
     blocked: str | None = None  # why no agent may run (a missing program), stored as error/infra
     control: BatchControl = field(default_factory=BatchControl)
+    group: Group | None = None  # the plan's group, for the cell metadata every run carries
 
 
 def execute_run(scenario: Scenario, prompt: TierPrompt, options: RunOptions, batch_id: str, iteration: int,
@@ -441,6 +410,11 @@ def execute_run(scenario: Scenario, prompt: TierPrompt, options: RunOptions, bat
             "harnessVersion": HARNESS_VERSION,
         },
     )
+    if setup.group is not None:
+        record.metadata.update(describe_cell_metadata(setup.group, iteration))
+        record.metadata["requestedModel"] = options.model
+        if iteration in setup.group.retry_of:
+            record.metadata["retryOf"] = setup.group.retry_of[iteration]
     if warmup is not None:
         record.metadata["warmup"] = warmup.summary()
     # Pessimistic until the run reaches a verdict: an interrupted run is never stored as completed.
@@ -609,25 +583,79 @@ def batch_record(batch_id: str, runs: list[RunRecord], created_ms: int, complete
     )
 
 
-def run_batch(scenario: Scenario, prompt: TierPrompt, options: RunOptions, client: ResultsClient | None,
-              progress: ProgressCallback | None = None) -> BatchOutcome:
-    """Run ``options.iterations`` runs of ``scenario`` and store each one, then the batch.
+def plan_sandbox(options: RunOptions) -> str:
+    """The sandbox kind every run of a plan uses (resolved once)."""
+    return _sandbox_kind(options)
 
-    Raises only for bad input detected before any run starts (e.g. ``UnknownAgentError``);
-    after that, every run is stored whatever happens to it.
-    """
-    if options.iterations < 1 or options.parallel < 1:
-        raise ValueError("iterations and parallel must be at least 1")
+
+def fill_config(plan: Plan, options: RunOptions, kind: str) -> None:
+    """Compute each group's config parts (and so its ``config_hash``): the judge it would get,
+    the sandbox kind, the budgets, base URL and timeout."""
+    for group in plan.groups:
+        judge = resolve_judge(group.scenario.llm_judge, options.judge)
+        group.parts = config_parts(group.scenario, group.prompt, group.agent, group.model, group.specialist, kind,
+                                   judge.identity, options.budgets, options.agent_options.get("base_url"),
+                                   options.timeout_minutes)
+
+
+def _check_options(options: RunOptions, agents: list[tuple[str, str | None]]) -> None:
+    if options.parallel < 1:
+        raise ValueError("parallel must be at least 1")
     from worker.schema import id_problem
 
     if options.batch_id is not None and id_problem(options.batch_id):
         raise ValueError(f"batch id {options.batch_id[:40]!r}...: {id_problem(options.batch_id)}")
-    if options.agent not in agent_names():
-        raise UnknownAgentError(f"unknown agent {options.agent!r}; available: {', '.join(agent_names())}")
-    problem = unenforceable_budget(create_agent(options.agent, options.model, **options.agent_options), options.budgets)
-    if problem:
-        raise ValueError(problem)
-    batch_id = options.batch_id or new_batch_id()
+    for agent, model in agents:
+        if agent not in agent_names():
+            raise UnknownAgentError(f"unknown agent {agent!r}; available: {', '.join(agent_names())}")
+        problem = unenforceable_budget(create_agent(agent, model, **options.agent_options), options.budgets)
+        if problem:
+            raise ValueError(problem)
+
+
+def _prepare_group(group: Group, options: RunOptions, kind: str, control: BatchControl,
+                   tools_checked: dict[str, str | None]) -> tuple[BatchSetup, RunOptions]:
+    """The group's judge, hash, tools check (once per scenario) and warmup (once per group)."""
+    group_options = replace(options, agent=group.agent, model=group.model, specialist=group.specialist,
+                            metadata={**options.metadata, **(group.specialist.run_metadata(group.model)
+                                                            if group.specialist is not None else {})})
+    judge = resolve_judge(group.scenario.llm_judge, options.judge)
+    if not group.parts:
+        fill_config(Plan("", [group], 1), options, kind)
+    setup = BatchSetup(config_hash=group.config_hash, sandbox=kind, judge=judge, control=control, group=group)
+    key = group.scenario.key
+    if key not in tools_checked:
+        try:
+            tools_checked[key] = check_tools(group.scenario, kind)
+        except Exception as exc:  # noqa: BLE001 - the runs are stored as infra errors
+            tools_checked[key] = f"the tools check could not run: {type(exc).__name__}: {exc}"
+    setup.blocked = tools_checked[key]
+    if setup.blocked is None and not options.skip_warmup and group.iterations:
+        try:
+            setup.warmup = run_warmup(group.scenario, group_options)
+        except Exception as exc:  # noqa: BLE001 - the runs are stored as infra errors
+            setup.warmup = WarmupResult(ok=False, kind="error", error=f"warmup could not run: {type(exc).__name__}: {exc}")
+    return setup, group_options
+
+
+def _distinct(values: list[Any]) -> Any:
+    out: list[Any] = []
+    for v in values:
+        if v not in out:
+            out.append(v)
+    return out[0] if len(out) == 1 else out
+
+
+def run_plan(plan: Plan, options: RunOptions, client: ResultsClient | None,
+             progress: ProgressCallback | None = None) -> BatchOutcome:
+    """Run every cell of ``plan``, ``options.parallel`` at a time, store each run, then the batch.
+
+    ``options`` carries what the cells share (budgets, sandbox, judge, timeouts, workspaces);
+    its agent, model, specialist and iterations are the groups'. Raises only for bad input
+    found before any run starts; after that every run is stored whatever happens to it.
+    """
+    _check_options(options, sorted({(g.agent, g.model) for g in plan.groups}, key=str))
+    options = replace(options, batch_id=plan.batch_id)
     created_ms = int(time.time() * 1000)
     if options.workspaces_root is not None:
         try:
@@ -636,49 +664,58 @@ def run_batch(scenario: Scenario, prompt: TierPrompt, options: RunOptions, clien
             pass
     kind = _sandbox_kind(options)
     options = replace(options, sandbox=kind)
-    judge = resolve_judge(scenario.llm_judge, options.judge)
-    cfg_hash = config_hash(scenario, prompt, options.agent, options.model, options.specialist, kind, judge.identity)
-    setup = BatchSetup(config_hash=cfg_hash, sandbox=kind, judge=judge, control=options.control or BatchControl())
+    control = options.control or BatchControl()
     poster = _Poster(client) if client is not None else None
+    tools_checked: dict[str, str | None] = {}
+    prepared: list[tuple[Group, BatchSetup, RunOptions]] = []
+    work: list[tuple[int, Group, int]] = []
+    for index, group in enumerate(g for g in plan.groups if g.iterations):
+        if control.stopping:
+            break
+        setup, group_options = _prepare_group(group, options, kind, control, tools_checked)
+        prepared.append((group, setup, group_options))
+        work += [(len(prepared) - 1, group, i) for i in group.iterations]
 
-    try:
-        setup.blocked = check_tools(scenario, kind)
-    except Exception as exc:  # noqa: BLE001 - the runs are stored as infra errors
-        setup.blocked = f"the tools check could not run: {type(exc).__name__}: {exc}"
-    if setup.blocked is None and not options.skip_warmup:
-        try:
-            setup.warmup = run_warmup(scenario, options)
-        except Exception as exc:  # noqa: BLE001 - the runs are stored as infra errors
-            setup.warmup = WarmupResult(ok=False, kind="error",
-                                        error=f"warmup could not run: {type(exc).__name__}: {exc}")
-
-    def one(i: int) -> RunOutcome | None:
-        if setup.control.stopping:
+    def one(item: tuple[int, Group, int]) -> RunOutcome | None:
+        slot, group, iteration = item
+        if control.stopping:
             return None  # interrupted before it started: not stored, a later run of the batch does it
-        return execute_run(scenario, prompt, options, batch_id, i, setup, poster, progress)
+        _, setup, group_options = prepared[slot]
+        return execute_run(group.scenario, group.prompt, group_options, plan.batch_id, iteration, setup, poster,
+                           progress)
 
-    if options.parallel == 1 or options.iterations == 1:
-        started = [one(i) for i in range(options.iterations)]
+    if options.parallel == 1 or len(work) <= 1:
+        started = [one(item) for item in work]
     else:
-        with ThreadPoolExecutor(max_workers=min(options.parallel, options.iterations),
-                                thread_name_prefix="run") as pool:
-            started = list(pool.map(one, range(options.iterations)))
+        with ThreadPoolExecutor(max_workers=min(options.parallel, len(work)), thread_name_prefix="run") as pool:
+            started = list(pool.map(one, work))
     runs = [r for r in started if r is not None]
-    interrupted = setup.control.stopping
+    interrupted = control.stopping
+    total = sum(len(g.iterations) for g in plan.groups)
 
-    meta = {
-        "suite": scenario.suite, "scenario": scenario.name, "tier": prompt.tier, "agent": options.agent,
-        "model": options.model, "iterations": options.iterations, "parallel": options.parallel,
-        "configHash": cfg_hash, "harnessVersion": HARNESS_VERSION, "sandbox": kind, "judge": judge.identity,
-        "specialist": f"{options.specialist.name}@{options.specialist.version}" if options.specialist else None,
+    groups = [g for g, _, _ in prepared] or plan.groups
+    setups = [s for _, s, _ in prepared]
+    meta: dict[str, Any] = {
+        "suite": _distinct([g.scenario.suite for g in groups]),
+        "scenario": _distinct([g.scenario.name for g in groups]),
+        "tier": _distinct([g.prompt.tier for g in groups]),
+        "agent": _distinct([g.agent for g in groups]),
+        "model": _distinct([g.model for g in groups]),
+        "specialist": _distinct([g.specialist_ref for g in groups]),
+        "iterations": len(runs) if interrupted else total, "parallel": options.parallel,
+        "configHash": _distinct([s.config_hash for s in setups]) if setups else None,
+        "harnessVersion": HARNESS_VERSION, "sandbox": kind,
+        "judge": _distinct([s.judge.identity for s in setups]) if setups else None,
+        "plannedCells": plan.planned,
         # The worker merges every invocation's metadata for a shared batch id; this keeps two
         # identical invocations apart while a redelivered post stays one.
         "invocationId": secrets.token_hex(8),
     }
+    if plan.shard is not None:
+        meta["shard"] = f"{plan.shard[0]}/{plan.shard[1]}"
     if interrupted:
         meta["interrupted"] = True
-        meta["iterations"] = len(runs)
-    batch = batch_record(batch_id, [r.record for r in runs], created_ms, int(time.time() * 1000), meta)
+    batch = batch_record(plan.batch_id, [r.record for r in runs], created_ms, int(time.time() * 1000), meta)
     post_error = batch_post = None
     if client is not None:
         try:
@@ -689,7 +726,31 @@ def run_batch(scenario: Scenario, prompt: TierPrompt, options: RunOptions, clien
             batch_post, post_error = ("spooled" if exc.kept_in else None), str(exc)
         except Exception as exc:  # noqa: BLE001 - the runs are stored; the batch can be re-posted
             post_error = f"{type(exc).__name__}: {exc}"
-    return BatchOutcome(batch_id=batch_id, runs=runs, batch=batch, warmup=setup.warmup, post_error=post_error,
-                        batch_post=batch_post,
-                        sandbox=kind, judge=judge, preflight_error=setup.blocked, interrupted=interrupted,
-                        not_started=options.iterations - len(runs))
+    first = setups[0] if setups else None
+    blocked = "; ".join(dict.fromkeys(s.blocked for s in setups if s.blocked)) or None
+    warmups = [s.warmup for s in setups if s.warmup is not None]
+    return BatchOutcome(batch_id=plan.batch_id, runs=runs, batch=batch,
+                        warmup=next((w for w in warmups if not w.ok), warmups[0] if warmups else None),
+                        post_error=post_error, batch_post=batch_post, sandbox=kind,
+                        judge=first.judge if first else None, preflight_error=blocked, interrupted=interrupted,
+                        not_started=total - len(runs))
+
+
+def run_batch(scenario: Scenario, prompt: TierPrompt, options: RunOptions, client: ResultsClient | None,
+              progress: ProgressCallback | None = None) -> BatchOutcome:
+    """Run ``options.iterations`` runs of one scenario with ``options.agent``/``model``/
+    ``specialist``: a one-group plan (:func:`run_plan`). Iterations continue the numbering of
+    runs the batch already holds for this cell."""
+    if options.iterations < 1:
+        raise ValueError("iterations must be at least 1")
+    plan = Plan(batch_id=options.batch_id or new_batch_id(), iterations=options.iterations, planned=options.iterations,
+                groups=[Group(scenario, prompt, options.agent, options.model, options.specialist,
+                              list(range(options.iterations)))])
+    if client is not None and options.batch_id is not None:
+        from harness.plan import continue_numbering
+
+        try:
+            continue_numbering(plan, client.list_runs(limit=100_000, batch_id=plan.batch_id))
+        except Exception:  # noqa: BLE001 - an unreachable store: number from 0 (runs may be spooled)
+            pass
+    return run_plan(plan, options, client, progress)

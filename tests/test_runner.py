@@ -234,6 +234,9 @@ class FakeSpecialist:
     def system_prompt(self, model):
         return f"You fix Python bugs ({model})."
 
+    def run_metadata(self, model):
+        return {"specialistPromptSha256": "fake"}
+
 
 def test_specialist_prompt_reaches_agent_and_run_record(setup, monkeypatch):
     scenario, prompt, ws_root = setup
@@ -245,6 +248,7 @@ def test_specialist_prompt_reaches_agent_and_run_record(setup, monkeypatch):
     rec = out.runs[0].record
     assert got["system"] == "You fix Python bugs (m)."
     assert (rec.specialist_enabled, rec.specialist_name, rec.specialist_version) == (True, "py-helper", "1.2.0")
+    assert rec.metadata["specialistPromptSha256"] == "fake"
 
 
 def test_config_hash_tracks_what_makes_runs_comparable(setup):

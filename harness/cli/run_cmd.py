@@ -141,7 +141,7 @@ def run(suite: str, scenario: str, tier: str, agent: str | None, model: str | No
         agent=agent_name, model=model, iterations=iterations, parallel=parallel, batch_id=batch_id,
         skip_warmup=skip_warmup, keep_workspace=keep_workspace, workspaces_root=workspaces_dir,
         budgets=budgets, timeout_minutes=timeout_minutes, agent_options=agent_options, use_cache=not no_cache,
-        specialist=spec, metadata=spec.run_metadata(model) if spec is not None else {},
+        specialist=spec,
         sandbox=sandbox_kind, judge=judge_choice,
     )
     execute(loaded, prompt, options, worker_url, db_path, as_json,

@@ -1,0 +1,368 @@
+"""Cells and plans: the unit of work of ``bench``, usable from Python without the CLI.
+
+A **cell** is one run to do: suite, scenario, tier (the prompt's label), agent, model,
+specialist and iteration. Cells that differ only in their iteration form a **group**: they
+share a scenario, a prompt, an agent configuration and a ``config_hash``. A **plan** is the
+groups of one invocation with one batch id and the options they share; the runner
+(:func:`harness.runner.run_plan`) runs its cells, ``parallel`` at a time.
+
+How a plan's iterations are numbered, against the runs a batch already has:
+
+- a new invocation into an existing batch continues each group's numbering after its last
+  stored iteration, so invocations that add iterations to one batch never collide;
+- ``resume`` keeps the plan's iterations ``0..N-1`` and drops the cells that have a stored run
+  (any status). It refuses, naming what changed, when a group's stored runs have another
+  ``config_hash`` (unless ``force``);
+- ``retry_errors`` redoes the cells whose stored run is an ``error`` of class ``infra`` or
+  ``harness`` (the earlier attempt stays stored; the new run names it in ``retryOf``);
+- ``shard=(I, N)`` keeps the cells whose stable hash falls in slice ``I`` of ``N``: the hash
+  depends on the cell alone, so adding a scenario moves no other cell, and ``N`` machines with
+  the same plan and batch id run every cell exactly once. Sharded plans number iterations
+  ``0..N-1`` (as ``resume`` does), whatever the batch holds, so every shard agrees.
+
+What makes two runs comparable, :func:`config_parts`, is recorded with every run: the scenario's
+files, the prompt, the tool set, agent, model, specialist, sandbox kind, judge, budgets, base
+URL, timeout and harness version. ``config_hash`` is the digest of those parts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness import __version__ as HARNESS_VERSION
+from harness.globs import walk_files
+from harness.scenarios import Scenario, ScenarioError, TierPrompt, discover_suites, load_scenario, resolve_prompt
+from harness.workspace import ALWAYS_EXCLUDED
+
+if TYPE_CHECKING:
+    from harness.agents.base import Budgets
+    from harness.results.records import RunRecord
+
+BASE_TOOLS = ("read_file", "write_file", "list_directory", "run_command")
+RETRYABLE_CLASSES = ("infra", "harness")
+
+
+class PlanError(ValueError):
+    """A plan that cannot be made or resumed as asked (one line, naming what is wrong)."""
+
+
+# --------------------------------------------------------------------------- identity
+
+
+def tool_names(scenario: Scenario) -> list[str]:
+    """The tools an agent gets in this scenario."""
+    tools = list(BASE_TOOLS)
+    if scenario.oracle_answers is not None:
+        tools.append("ask_user")
+    if scenario.allow_fetch_url:
+        tools.append("fetch_url")
+    return tools
+
+
+def _digest(data: bytes | str) -> str:
+    return hashlib.sha256(data.encode() if isinstance(data, str) else data).hexdigest()
+
+
+def scenario_digest(scenario: Scenario) -> str:
+    """sha256 over every file of the scenario directory (fixture, scenario.yaml, solution,
+    hidden tests, oracle answers), names and contents."""
+    h = hashlib.sha256()
+    for rel in sorted(walk_files(scenario.path, ALWAYS_EXCLUDED)):
+        path = scenario.path / rel
+        content = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
+        h.update(f"{rel}\0{content}\n".encode())
+    return h.hexdigest()
+
+
+def budgets_text(budgets: Budgets | None) -> str:
+    if budgets is None:
+        return "default"
+    return (f"turns={budgets.max_turns} out/call={budgets.max_output_tokens_per_call} "
+            f"tokens={budgets.max_total_tokens} cost={budgets.max_cost_usd}")
+
+
+def config_parts(scenario: Scenario, prompt: TierPrompt, agent: str, model: str | None, specialist: Any = None,
+                 sandbox: str = "none", judge: str = "none", budgets: Budgets | None = None,
+                 base_url: str | None = None, timeout_minutes: float | None = None) -> dict[str, str]:
+    """Everything that makes two runs comparable, each part as a short text or digest."""
+    return {
+        "scenario": scenario_digest(scenario),
+        "prompt": _digest(prompt.text),
+        "tools": ",".join(tool_names(scenario)),
+        "agent": agent,
+        "model": model or "",
+        "specialist": f"{specialist.name}@{specialist.version}" if specialist else "",
+        "sandbox": sandbox,
+        "judge": judge,
+        "budgets": budgets_text(budgets),
+        "baseUrl": base_url or "",
+        "timeoutMinutes": str(timeout_minutes if timeout_minutes is not None else scenario.timeout_minutes),
+        "harness": HARNESS_VERSION,
+    }
+
+
+def hash_parts(parts: dict[str, str]) -> str:
+    return _digest(json.dumps(parts, sort_keys=True, separators=(",", ":")))
+
+
+PART_NAMES = {
+    "scenario": "the scenario's files", "prompt": "the prompt", "tools": "the tool set", "agent": "the agent",
+    "model": "the model", "specialist": "the specialist", "sandbox": "the sandbox kind", "judge": "the judge",
+    "budgets": "the budgets", "baseUrl": "the base URL", "timeoutMinutes": "the timeout",
+    "harness": "the harness version",
+}
+
+
+def changed_parts(old: dict[str, str] | None, new: dict[str, str]) -> list[str]:
+    """What differs between two runs' config parts, in words (``["the prompt", ...]``)."""
+    if not old:
+        return ["the configuration (the stored runs predate recorded config parts)"]
+    return [PART_NAMES.get(k, k) for k in new if old.get(k) != new[k]]
+
+
+# --------------------------------------------------------------------------- cells and groups
+
+
+@dataclass(frozen=True, order=True)
+class Cell:
+    """One run to do."""
+
+    suite: str
+    scenario: str
+    tier: str  # the prompt's label, e.g. "L1-basic"
+    agent: str
+    model: str | None
+    specialist: str | None  # "name@version"
+    iteration: int
+
+    @property
+    def group_key(self) -> str:
+        return "/".join((self.suite, self.scenario, self.tier, self.agent, self.model or "-", self.specialist or "-"))
+
+    @property
+    def key(self) -> str:
+        return f"{self.group_key}#{self.iteration}"
+
+    def shard(self, count: int) -> int:
+        """The slice (0-based) of ``count`` this cell belongs to; stable across runs and machines."""
+        return int(hashlib.sha256(self.key.encode()).hexdigest()[:16], 16) % count
+
+
+@dataclass(frozen=True)
+class AgentChoice:
+    """One ``--agent`` value: an agent, optionally with its model (``openai:gpt-4.1-mini``)."""
+
+    agent: str
+    model: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> "AgentChoice":
+        agent, sep, model = text.strip().partition(":")
+        if not agent:
+            raise PlanError(f"--agent {text!r}: no agent name")
+        if sep and not model:
+            raise PlanError(f"--agent {text!r}: no model after {agent!r}:")
+        return cls(agent, model or None)
+
+
+@dataclass
+class Group:
+    """Cells that differ only in their iteration."""
+
+    scenario: Scenario
+    prompt: TierPrompt
+    agent: str
+    model: str | None
+    specialist: Any = None  # harness.specialists.Specialist
+    iterations: list[int] = field(default_factory=list)
+    parts: dict[str, str] = field(default_factory=dict)
+    retry_of: dict[int, str] = field(default_factory=dict)  # iteration -> run id of the attempt it redoes
+
+    @property
+    def specialist_ref(self) -> str | None:
+        return f"{self.specialist.name}@{self.specialist.version}" if self.specialist else None
+
+    def cell(self, iteration: int) -> Cell:
+        return Cell(self.scenario.suite, self.scenario.name, self.prompt.label, self.agent, self.model,
+                    self.specialist_ref, iteration)
+
+    @property
+    def key(self) -> str:
+        return self.cell(0).group_key
+
+    @property
+    def cells(self) -> list[Cell]:
+        return [self.cell(i) for i in self.iterations]
+
+    @property
+    def config_hash(self) -> str:
+        return hash_parts(self.parts)
+
+
+@dataclass
+class Plan:
+    """The groups of one invocation, one batch id, and what was asked."""
+
+    batch_id: str
+    groups: list[Group]
+    iterations: int  # per group, as asked
+    shard: tuple[int, int] | None = None
+    planned: int = 0  # cells of the whole plan, before sharding, resuming or retrying
+    notes: list[str] = field(default_factory=list)  # what resume/retry/shard decided, for the console
+
+    @property
+    def cells(self) -> list[Cell]:
+        return [c for g in self.groups for c in g.cells]
+
+
+# --------------------------------------------------------------------------- building
+
+
+def select_scenarios(suites_dir: str | Path | None, suites: Sequence[str] | None,
+                     names: Sequence[str] = ()) -> list[Scenario]:
+    """The scenarios asked for: ``names`` in one suite, every scenario of ``suites``, or of every
+    suite when ``suites`` is None. Raises :class:`ScenarioError` for an unknown or broken one."""
+    known = {s.name: s for s in discover_suites(suites_dir)}
+    chosen = list(known) if suites is None else list(suites)
+    if names and len(chosen) != 1:
+        raise PlanError("scenario names need exactly one suite")
+    scenarios = []
+    for suite in chosen:
+        if suite not in known:
+            raise ScenarioError(f"unknown suite {suite!r}; available: {', '.join(sorted(known)) or 'none'}")
+        for name in (names or known[suite].scenarios):
+            scenarios.append(load_scenario(suite, name, suites_dir))
+    if not scenarios:
+        raise PlanError("no scenario to run: the suites selected have none")
+    return scenarios
+
+
+def build_plan(scenarios: Sequence[Scenario], tiers: Sequence[str], agents: Sequence[AgentChoice],
+               iterations: int, batch_id: str, *, specialist: Any = None, models: Sequence[str] = ()) -> Plan:
+    """Every combination of scenario × tier × agent (× model), with iterations ``0..N-1``.
+
+    A tier a scenario does not have is an error naming the scenario and the tiers it has.
+    ``models`` multiply the agents given without a model. ``specialist`` (a loaded template)
+    applies to every group, adapted to each scenario's task.
+    """
+    if iterations < 1:
+        raise PlanError("--iterations must be at least 1")
+    choices: list[AgentChoice] = []
+    for choice in agents:
+        if choice.model is None and models:
+            choices += [AgentChoice(choice.agent, m) for m in models]
+        elif choice not in choices:
+            choices.append(choice)
+    groups = []
+    for scenario in scenarios:
+        for tier in tiers:
+            prompt = resolve_prompt(scenario, tier)
+            spec = specialist.for_scenario(scenario) if specialist is not None else None
+            for choice in choices:
+                groups.append(Group(scenario, prompt, choice.agent, choice.model, spec, list(range(iterations))))
+    return Plan(batch_id=batch_id, groups=groups, iterations=iterations, planned=len(groups) * iterations)
+
+
+def describe_cell_metadata(group: Group, iteration: int) -> dict[str, Any]:
+    """What a stored run carries so later invocations can match it to its cell."""
+    cell = group.cell(iteration)
+    return {"cellGroup": cell.group_key, "cellKey": cell.key, "configParts": dict(group.parts)}
+
+
+# --------------------------------------------------------------------------- against stored runs
+
+
+def _stored_by_group(runs: Iterable[RunRecord]) -> dict[str, list[RunRecord]]:
+    out: dict[str, list[RunRecord]] = {}
+    for run in runs:
+        key = (run.metadata or {}).get("cellGroup")
+        if isinstance(key, str):
+            out.setdefault(key, []).append(run)
+    return out
+
+
+def _iteration(run: RunRecord) -> int | None:
+    value = (run.metadata or {}).get("iteration")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def continue_numbering(plan: Plan, stored: Iterable[RunRecord]) -> None:
+    """New iterations follow each group's last stored one (an invocation adding to a batch)."""
+    by_group = _stored_by_group(stored)
+    for group in plan.groups:
+        seen = [i for i in (_iteration(r) for r in by_group.get(group.key, [])) if i is not None]
+        if seen:
+            start = max(seen) + 1
+            group.iterations = list(range(start, start + plan.iterations))
+            plan.notes.append(f"{group.key}: the batch has {len(seen)} run(s); adding iterations "
+                              f"{start}-{start + plan.iterations - 1}")
+
+
+def check_unchanged(plan: Plan, stored: Iterable[RunRecord], force: bool = False) -> None:
+    """Refuse (PlanError) to add to a group whose stored runs were made with another
+    configuration, naming what changed, unless ``force``."""
+    for group in plan.groups:
+        for run in _stored_by_group(stored).get(group.key, []):
+            if run.config_hash and run.config_hash != group.config_hash:
+                what = changed_parts((run.metadata or {}).get("configParts"), group.parts)
+                if force:
+                    plan.notes.append(f"{group.key}: {', '.join(what)} changed since the stored runs (--force)")
+                    break
+                raise PlanError(f"batch {plan.batch_id}: {group.key}: {', '.join(what)} changed since run "
+                                f"{run.run_id}; the results would not be comparable (use --force to run anyway)")
+
+
+def resume(plan: Plan, stored: Iterable[RunRecord]) -> None:
+    """Keep only the plan's cells that have no stored run."""
+    by_group = _stored_by_group(stored)
+    for group in plan.groups:
+        done = {_iteration(r) for r in by_group.get(group.key, [])}
+        missing = [i for i in group.iterations if i not in done]
+        if len(missing) < len(group.iterations):
+            plan.notes.append(f"{group.key}: {len(group.iterations) - len(missing)} of {len(group.iterations)} "
+                              "already stored")
+        group.iterations = missing
+
+
+def retry_errors(plan: Plan, stored: Iterable[RunRecord], *, add: bool = False) -> None:
+    """Redo the cells whose latest stored run is an ``error`` of class infra or harness.
+    With ``add``, keep the cells already chosen (``--resume`` together with ``--retry-errors``)."""
+    by_group = _stored_by_group(stored)
+    for group in plan.groups:
+        latest: dict[int, RunRecord] = {}
+        for run in sorted(by_group.get(group.key, []), key=lambda r: (r.started_at or "", r.run_id)):
+            it = _iteration(run)
+            if it is not None:
+                latest[it] = run
+        redo = {i: r for i, r in latest.items() if r.status == "error" and r.failure_class in RETRYABLE_CLASSES}
+        group.retry_of.update({i: r.run_id for i, r in redo.items()})
+        chosen = set(group.iterations) if add else set()
+        group.iterations = sorted(chosen | set(redo))
+        if redo:
+            plan.notes.append(f"{group.key}: retrying {len(redo)} run(s) stored as error "
+                              f"({', '.join(sorted({r.failure_class or '' for r in redo.values()}))})")
+
+
+def keep_shard(plan: Plan, index: int, count: int) -> None:
+    """Keep the cells of slice ``index`` (1-based) of ``count``."""
+    if count < 1 or not 1 <= index <= count:
+        raise PlanError(f"--shard {index}/{count}: expected I/N with 1 <= I <= N")
+    plan.shard = (index, count)
+    for group in plan.groups:
+        group.iterations = [i for i in group.iterations if group.cell(i).shard(count) == index - 1]
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"2/4"`` -> ``(2, 4)``; PlanError for anything else."""
+    left, sep, right = text.partition("/")
+    if not sep or not left.strip().isdigit() or not right.strip().isdigit():
+        raise PlanError(f"--shard {text!r}: expected I/N, e.g. 1/4")
+    index, count = int(left), int(right)
+    if count < 1 or not 1 <= index <= count:
+        raise PlanError(f"--shard {text!r}: expected I/N with 1 <= I <= N")
+    return index, count
