@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -218,3 +219,122 @@ def batches_table(batches: list[BatchRecord]) -> Table:
         table.add_row(b.batch_id, _short_ms(b.created_at), where, _joined(meta.get("agent")), str(b.total_runs),
                       str(b.successful_runs), score_text(b.avg_score))
     return table
+
+
+# --------------------------------------------------------------------------- transcripts
+
+ARG_VALUE_CHARS = 60  # a tool call's argument value, shown inline
+ARGS_CHARS = 200  # all of a call's arguments
+RESULT_LINES = 3  # of a tool result
+RESULT_LINE_CHARS = 160
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _compact_value(value: Any) -> str:
+    """One argument value on one line: a short string quoted, a long or multi-line one as its
+    first line and its size, anything else as compact JSON."""
+    if isinstance(value, str):
+        lines = value.splitlines() or [""]
+        if len(lines) == 1 and len(value) <= ARG_VALUE_CHARS:
+            return json.dumps(value, ensure_ascii=False)
+        first = json.dumps(_cut(lines[0], 40), ensure_ascii=False)
+        size = f"{len(lines)} lines, {len(value)} chars" if len(lines) > 1 else f"{len(value)} chars"
+        return f"{first}… ({size})"
+    return _cut(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str), ARG_VALUE_CHARS)
+
+
+def tool_call_text(name: Any, arguments: Any) -> str:
+    """``name(key=value, ...)`` with every value compacted (see :func:`_compact_value`).
+    Arguments stored as a JSON string (the claude-code agent, or unparsed model output) are
+    decoded when they can be."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return f"{name}({_compact_value(arguments)})"
+    if arguments is None:
+        args = ""
+    elif isinstance(arguments, dict):
+        shown = [(key, _compact_value(value)) for key, value in arguments.items()]
+        # Shortened values (a file's content) go last, after the short ones that say what is done.
+        shown.sort(key=lambda kv: "…" in kv[1])
+        args = ", ".join(f"{key}={value}" for key, value in shown)
+    else:
+        args = _compact_value(arguments)
+    return f"{name or '?'}({_cut(args, ARGS_CHARS)})"
+
+
+def _result_lines(entry: dict[str, Any]) -> list[Text]:
+    content = entry.get("content")
+    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, default=str)
+    lines = [line for line in text.strip().splitlines() if line.strip()] or ["(empty)"]
+    error = bool(entry.get("is_error"))
+    shown = [_cut(line, RESULT_LINE_CHARS) for line in lines[:RESULT_LINES]]
+    if len(lines) > RESULT_LINES:
+        shown.append(f"… {len(lines) - RESULT_LINES} more line(s)")
+    first = "    ← error: " if error else "    ← "
+    return [Text((first if i == 0 else " " * len(first)) + line, style="red" if error else "dim")
+            for i, line in enumerate(shown)]
+
+
+def _calls_of(entry: dict[str, Any]) -> list[Any]:
+    """The tool calls of an assistant entry: ``tool_calls`` (the API agents' loop, one entry per
+    turn) or ``tool_call`` (the claude-code agent, one entry per call)."""
+    calls = entry.get("tool_calls")
+    if isinstance(calls, list):
+        return calls
+    if isinstance(calls, str):  # the store shortened an oversized list to a note
+        return [calls]
+    single = entry.get("tool_call")
+    return [single] if single else []
+
+
+def render_transcript(console: Console, messages: list[Any]) -> None:
+    """Each message as ``role: text``; an assistant turn's tool calls as ``→ name(args)``, each
+    followed by its result (``←``, first lines only, ``error:`` when it failed)."""
+    results: dict[Any, list[dict[str, Any]]] = {}
+    for m in messages:
+        if isinstance(m, dict) and m.get("role") == "tool" and m.get("tool_call_id"):
+            results.setdefault(m["tool_call_id"], []).append(m)
+    shown: set[int] = set()
+    last_role = None
+    for m in messages:
+        if not isinstance(m, dict):
+            console.print(Text(json.dumps(m, ensure_ascii=False, default=str)))
+            continue
+        if id(m) in shown:  # a tool result, already shown under its call
+            last_role = "tool"
+            continue
+        role = str(m.get("role", "?"))
+        if role == "tool":  # a result whose call was not found
+            name = m.get("name") or m.get("tool_call_id")
+            console.print(Text(f"tool {name}:" if name else "tool:", style="bold"))
+            for line in _result_lines(m):
+                console.print(line)
+            last_role = role
+            continue
+        content = m.get("content")
+        text = content if isinstance(content, str) else (
+            "" if content is None else json.dumps(content, ensure_ascii=False, default=str))
+        calls = _calls_of(m) if role == "assistant" else []
+        if text or not calls or last_role != "assistant":
+            head = Text(f"{role}:", style="bold")
+            if text or not calls:
+                head.append(" ")
+                head.append(text or "(no text)", style="" if text else "dim")
+            console.print(head)
+        for call in calls:
+            if not isinstance(call, dict):
+                console.print(Text(f"  → {call}", style="yellow"))
+                continue
+            console.print(Text("  → " + tool_call_text(call.get("name"), call.get("arguments")), style="cyan"))
+            for result in results.get(call.get("id"), []) if call.get("id") else []:
+                if id(result) not in shown:
+                    shown.add(id(result))
+                    for line in _result_lines(result):
+                        console.print(line)
+                    break
+        last_role = role

@@ -126,7 +126,7 @@ def show(run_id: str, transcript: bool, verbose: bool, worker_url: str | None, d
       bench show run_1732270000000_a1b2c3d4 --transcript
       bench show run_1732270000000_a1b2c3d4 --json
     """
-    from harness.cli.report import make_console, render_run, run_json
+    from harness.cli.report import make_console, render_run, render_transcript, run_json
 
     with open_store(worker_url, db_path) as client:
         found = client.get_run(run_id)
@@ -146,9 +146,4 @@ def show(run_id: str, transcript: bool, verbose: bool, worker_url: str | None, d
         console.print("[bold]Transcript:[/bold]")
         if not messages:
             console.print("  (none stored)")
-        for message in messages or []:
-            role = str(message.get("role", "?"))
-            content = message.get("content")
-            text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
-            console.print(f"[bold]{role}[/bold]: ", end="")
-            console.print(text, markup=False, highlight=False)
+        render_transcript(console, messages or [])
