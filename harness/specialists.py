@@ -1,7 +1,7 @@
 """Specialist templates: loading, validation, resolution, and the system prompt they give an agent.
 
 A template is a JSON5 file validated against ``harness/schemas/template.schema.json``.
-One resolution convention (DESIGN section 7) is shared by ``bench --specialist``,
+One resolution convention (docs/mint.md, "Resolution") is shared by ``bench --specialist``,
 ``mint snapshot`` and ``mint enrich``. For ``<dir>/<name>.json5`` the first match wins:
 
 1. ``<dir>/<name>/enriched/<version>/enriched-<NNN>.json5`` with the highest NNN
