@@ -1,4 +1,4 @@
-"""Model prices and the cost of a call (DESIGN section 4).
+"""Model prices and the cost of a call (docs/agents.md, "Prices").
 
 Prices live in ``harness/data/prices.json``: a versioned table of rows ``{provider, model,
 aliases, effective_date, source, input, output, cache_read, cache_write}`` in USD per million

@@ -1,4 +1,4 @@
-"""Suites, scenarios and tier prompts (DESIGN section 3).
+"""Suites, scenarios and tier prompts (the format: docs/scenarios.md).
 
 This module holds the typed model of a scenario. Loading and discovery functions live here
 too (``load_scenario``, ``discover_suites``, ``resolve_prompt``); they fill these records.

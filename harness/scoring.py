@@ -1,4 +1,4 @@
-"""Scoring of one run from its evaluator results (DESIGN section 5). Pure functions.
+"""Scoring of one run from its evaluator results. Pure functions.
 
 score = Σ w·s / Σ w over results with status ``ok`` (skipped and error results do not count);
 w comes from ``rubric_overrides.weights``, default 1. A run is successful when its score is at

@@ -4,7 +4,7 @@ doing nothing, through the real `bench` command and the embedded results store.
 Each scenario runs twice into one batch: `oracle` (lays `solution/` over the workspace) must be
 stored as a successful run at or above the scenario's threshold, with every evaluator that ran
 scoring full marks; `echo` (changes nothing) must be stored as unsuccessful, and its hidden
-tests must not all pass. The content checks below keep the suites to the shape DESIGN section 3
+tests must not all pass. The content checks below keep the suites to the shape docs/suites.md
 promises (prompts per tier, solutions, judge categories, varied heuristics).
 """
 

@@ -1,4 +1,4 @@
-"""The tool loop shared by every API agent (DESIGN section 4).
+"""The tool loop shared by every API agent (docs/agents.md, "The tool loop").
 
 The model gets the tier prompt and the workspace's tools; each turn it either calls tools —
 all calls of a turn are executed in order and their results go back together — or answers

@@ -1,4 +1,7 @@
-"""Evaluators: each looks at a finished workspace and returns scored results (DESIGN section 5)."""
+"""Evaluators: each looks at a finished workspace and returns scored results.
+
+What each one checks and how it scores: docs/scenarios.md, "Evaluators".
+"""
 
 from harness.evaluators.base import EvaluationContext, EvaluatorResult
 

@@ -1,4 +1,4 @@
-"""The LLM judge: a model reads what the agent did and scores it per category (DESIGN section 5).
+"""The LLM judge: a model reads what the agent did and scores it per category.
 
 The judge sees the task prompt, the scenario's constraints and targets, the agent's final
 answer, the workspace diff (size-capped) and the validation commands' results, and answers

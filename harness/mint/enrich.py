@@ -1,4 +1,4 @@
-"""Enriching a template's documentation with model-written metadata (DESIGN section 7).
+"""Enriching a template's documentation with model-written metadata (docs/mint.md, "mint enrich").
 
 For each documentation entry (at most ``concurrency`` at a time, a rolling pool: a new one
 starts as soon as one finishes): fetch the source as text, ask the model for

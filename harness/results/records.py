@@ -1,4 +1,4 @@
-"""Typed records of stored runs and batches, and their camelCase wire form (DESIGN section 6)."""
+"""Typed records of stored runs and batches, and their camelCase wire form (docs/worker.md, "API")."""
 
 from __future__ import annotations
 
