@@ -1,7 +1,7 @@
 """The results store: every SQL statement the routes need, over :class:`worker.storage.Storage`.
 
-Rows go in and out in the camelCase wire form of DESIGN section 6. Aggregates (batch totals,
-breakdowns, stats) are computed by SQL, never trusted from clients.
+Rows go in and out in the camelCase wire form of the API (docs/worker.md, "API"). Aggregates
+(batch totals, breakdowns, stats) are computed by SQL, never trusted from clients.
 """
 
 from __future__ import annotations
