@@ -346,6 +346,25 @@ def test_run_filters_select_matching_runs(api):
     assert ids(specialistEnabled="false") == {plain["runId"]}
 
 
+def test_specialist_filter_by_bare_name_matches_every_scope(api):
+    tag = uid("suite")
+    names = ["@acme/fixer", "@other/fixer", "fixer", "@acme/fixer-2", "fixerx", "@acme/other", "@fixer"]
+    for name in names:
+        body = run_body(suite=tag, specialistEnabled=True, specialistName=name)
+        assert api.call("POST", "/api/results", body).status == 201
+
+    def names_of(value: str) -> set[str]:
+        from urllib.parse import urlencode
+        r = api.call("GET", "/api/runs?" + urlencode({"suite": tag, "specialist": value}))
+        assert r.status == 200, r.body
+        return {x["specialistName"] for x in r.body}
+
+    assert names_of("fixer") == {"@acme/fixer", "@other/fixer", "fixer"}
+    assert names_of("@acme/fixer") == {"@acme/fixer"}  # a scoped name matches exactly
+    assert names_of("fixer-2") == {"@acme/fixer-2"}
+    assert names_of("fix") == names_of("%") == names_of("_ixer") == names_of("@acme") == set()
+
+
 def test_cursor_pagination_returns_every_run_once_newest_first(api):
     tag = uid("suite")
     posted = [run_body(suite=tag)["runId"] for _ in range(5)]

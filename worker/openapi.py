@@ -123,8 +123,14 @@ _PAGE_PARAMS = [
 ]
 _RUN_FILTER_PARAMS = [
     {"name": name, "in": "query", "schema": _STR} for name in
-    ("suite", "scenario", "agent", "model", "tier", "status", "batchId", "specialist", "configHash")
-] + [{"name": "specialistEnabled", "in": "query", "schema": {"enum": ["true", "false"]}}]
+    ("suite", "scenario", "agent", "model", "tier", "status", "batchId")
+] + [
+    {"name": "specialist", "in": "query", "schema": _STR,
+     "description": "Specialist name: @scope/name matches exactly; a bare name matches it bare or "
+                    "under any scope."},
+    {"name": "configHash", "in": "query", "schema": _STR},
+    {"name": "specialistEnabled", "in": "query", "schema": {"enum": ["true", "false"]}},
+]
 _RUN_ID = [{"name": "runId", "in": "path", "required": True, "schema": _STR}]
 _BATCH_ID = [{"name": "batchId", "in": "path", "required": True, "schema": _STR}]
 _AUTH = [{"bearer": []}]

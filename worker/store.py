@@ -293,7 +293,13 @@ async def list_runs(db: Storage, query: dict[str, str]) -> tuple[list[dict[str, 
     where: list[str] = []
     params: list[Any] = []
     for name, column in RUN_FILTERS.items():
-        if name in query:
+        if name == "specialist" and name in query and not query[name].startswith("@"):
+            # A bare name matches the specialist stored bare or under any scope (@scope/name),
+            # as `bench --specialist NAME` finds the template either way.
+            where.append(f"({column} = ? OR (substr({column}, 1, 1) = '@' "
+                         f"AND substr({column}, instr({column}, '/') + 1) = ?))")
+            params.extend([query[name], query[name]])
+        elif name in query:
             where.append(f"{column} = ?")
             params.append(_filter_value(name, query[name]))
     if query.get("cursor"):
