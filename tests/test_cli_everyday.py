@@ -172,3 +172,52 @@ def test_show_transcript_of_a_tool_loop_run(store, tmp_path, make_sandbox):
     assert '→ read_file(path="missing.txt")' in text and "← error: " in text
     assert "assistant: done" in text
     assert "assistant: \n" not in text + "\n"
+
+
+def spec_run(run_id: str, name: str | None) -> RunRecord:
+    return run_record(run_id, specialist_enabled=name is not None, specialist_name=name,
+                      specialist_version="1.0.0" if name else None)
+
+
+def history_ids(*args: str) -> set[str]:
+    result = bench("history", "--json", *args)
+    assert result.exit_code == 0, result.output
+    return {r["runId"] for r in json.loads(result.stdout)}
+
+
+def test_history_specialist_accepts_the_bare_name_bench_accepts(store, tmp_path):
+    post_runs(store, spec_run("run_scoped", "@zebench/python-bugfixer"), spec_run("run_bare", "python-bugfixer"),
+              spec_run("run_other_scope", "@acme/python-bugfixer"), spec_run("run_upgrader", "@zebench/dependency-upgrader"),
+              spec_run("run_baseline", None))
+    assert history_ids("--specialist", "python-bugfixer") == {"run_scoped", "run_bare", "run_other_scope"}
+    assert history_ids("--specialist", "@zebench/python-bugfixer") == {"run_scoped"}
+    # A template file stands for its own name, as with `bench --specialist FILE`.
+    template = tmp_path / "fixer.json5"
+    template.write_text('{name: "@acme/python-bugfixer", version: "1.0.0"}')
+    assert history_ids("--specialist", str(template)) == {"run_other_scope"}
+    table = bench("history", "--specialist", "python-bugfixer")
+    assert "run_scoped" in table.stdout and "run_upgrader" not in table.stdout
+
+
+def test_history_specialist_without_matches_says_why(store):
+    post_runs(store, spec_run("run_scoped", "@zebench/python-bugfixer"), spec_run("run_baseline", None))
+    result = bench("history", "--specialist", "python-fixer")
+    assert result.exit_code == 0
+    assert result.stdout.splitlines() == [
+        "No runs match.",
+        "--specialist python-fixer: matched bare or under any scope (@scope/python-fixer).",
+        "Specialists of stored runs: @zebench/python-bugfixer",
+    ]
+    assert history_ids("--specialist", "python-fixer") == set()  # --json stays a plain list
+
+
+@pytest.mark.parametrize("value, fragment", [
+    ("python-bugfixer@1.0.0", "includes a version; give the name alone ('python-bugfixer')"),
+    ("@zebench/python-bugfixer@1.0.0", "give the name alone ('@zebench/python-bugfixer')"),
+    ("templates/nowhere.json5", "templates/nowhere.json5: file not found"),
+])
+def test_history_specialist_errors_are_one_line(store, value, fragment):
+    result = bench("history", "--specialist", value)
+    assert result.exit_code == 2
+    err = result.stderr.strip()
+    assert "\n" not in err and err.startswith("Error: --specialist: ") and fragment in err, err

@@ -67,6 +67,51 @@ def batch(batch_id: str, worker_url: str | None, db_path: str | None, as_json: b
     console.print(runs_table(found.runs, title="Runs"))
 
 
+def _option_error(message: str) -> click.ClickException:
+    error = click.ClickException(message)
+    error.exit_code = 2
+    return error
+
+
+def specialist_filter(value: str) -> str:
+    """The ``specialist`` filter for ``--specialist VALUE``, which takes what ``bench
+    --specialist`` takes: a bare name (the store matches it under any scope), an
+    ``@scope/name`` (matched exactly) or a template file (its ``name`` field)."""
+    value = value.strip()
+    if value.endswith(".json5") or ("/" in value and not value.startswith("@")):
+        from pathlib import Path
+
+        from harness.specialists import TemplateError, read_json5
+
+        try:
+            doc = read_json5(Path(value))
+        except TemplateError as exc:
+            raise _option_error(f"--specialist: {exc}") from None
+        name = doc.get("name") if isinstance(doc, dict) else None
+        if not isinstance(name, str) or not name:
+            raise _option_error(f"--specialist: {value}: the template has no name field")
+        return name
+    at = value.find("@", 1)
+    if at > 0:  # name@version, as `bench show` and batch summaries print it
+        raise _option_error(f"--specialist: {value!r} includes a version; give the name alone "
+                            f"({value[:at]!r}): versions are not a filter")
+    if not value:
+        raise _option_error("--specialist: empty name")
+    return value
+
+
+def _specialist_hint(client, specialist: str) -> list[str]:
+    """Why ``--specialist`` matched nothing, and the specialists stored runs did use."""
+    how = ("matched exactly" if specialist.startswith("@")
+           else f"matched bare or under any scope (@scope/{specialist})")
+    lines = [f"--specialist {specialist}: {how}."]
+    used = sorted({r.specialist_name for r in client.list_runs(limit=500, specialistEnabled=True)
+                   if r.specialist_name})
+    lines.append(f"Specialists of stored runs: {', '.join(used)}" if used
+                 else "No stored run used a specialist.")
+    return lines
+
+
 @click.command("history")
 @click.option("--suite", default=None)
 @click.option("--scenario", default=None)
@@ -76,7 +121,8 @@ def batch(batch_id: str, worker_url: str | None, db_path: str | None, as_json: b
 @click.option("--status", type=click.Choice(["completed", "failed", "timeout", "budget_exceeded", "error"]),
               default=None)
 @click.option("--batch-id", default=None)
-@click.option("--specialist", default=None)
+@click.option("--specialist", default=None, metavar="NAME",
+              help="Runs with this specialist: a name (any scope), @scope/name, or a template file.")
 @click.option("--limit", type=click.IntRange(min=1, max=500), default=20, show_default=True)
 @store_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -90,14 +136,20 @@ def history(suite: str | None, scenario: str | None, agent: str | None, model: s
       bench history
       bench history --suite py-bugs --agent oracle --limit 50
       bench history --status failed --json
+      bench history --specialist python-bugfixer
     """
     from harness.cli.report import run_json, runs_table
 
+    if specialist is not None:
+        specialist = specialist_filter(specialist)
     filters = {"suite": suite, "scenario": scenario, "agent": agent, "model": model, "tier": tier,
                "status": status, "batchId": batch_id, "specialist": specialist}
     filters = {k: v for k, v in filters.items() if v is not None}
+    hint: list[str] = []
     with open_store(worker_url, db_path) as client:
         runs = client.list_runs(limit=limit, **filters)
+        if not runs and specialist is not None and not as_json:
+            hint = _specialist_hint(client, specialist)
     if as_json:
         click.echo(json.dumps([run_json(r) for r in runs], indent=2))
         return
@@ -106,6 +158,8 @@ def history(suite: str | None, scenario: str | None, agent: str | None, model: s
     console = make_console()
     if not runs:
         console.print("No runs match." if filters else "No runs stored yet.")
+        for line in hint:
+            console.print(line, markup=False, highlight=False)
         return
     console.print(runs_table(runs, title="Runs (newest first)", show_started=True))
 
