@@ -136,6 +136,19 @@ def test_show_transcript_shows_tool_calls_and_results(store):
     assert shown["transcript"] == TOOL_TRANSCRIPT
 
 
+def test_tool_call_text_keeps_calls_on_one_short_line():
+    from harness.cli.report import tool_call_text
+
+    command = "python -m pytest -q tests/test_a_rather_long_module_name.py -k 'slug and not unicode'"
+    shown = tool_call_text("run_command", {"command": command})
+    assert shown == f'run_command(command="{command[:59]}…" ({len(command)} chars))'
+    assert tool_call_text("Edit", '{"file_path": "a.py", "old_string": "x\\ny", "new_string": "z"}') == \
+        'Edit(file_path="a.py", new_string="z", old_string="x"… (2 lines, 3 chars))'
+    assert tool_call_text("read_file", "{not json") == 'read_file("{not json")'  # unparsed model output
+    assert tool_call_text("list_directory", None) == "list_directory()"
+    assert len(tool_call_text("w", {f"k{i}": "v" * 50 for i in range(20)})) < 220
+
+
 def test_show_transcript_of_a_tool_loop_run(store, tmp_path, make_sandbox):
     """A transcript as the API agents' loop writes it (scripted model, real tools) reads back
     with every call's name and arguments."""

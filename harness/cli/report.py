@@ -240,9 +240,10 @@ def _compact_value(value: Any) -> str:
         lines = value.splitlines() or [""]
         if len(lines) == 1 and len(value) <= ARG_VALUE_CHARS:
             return json.dumps(value, ensure_ascii=False)
-        first = json.dumps(_cut(lines[0], 40), ensure_ascii=False)
-        size = f"{len(lines)} lines, {len(value)} chars" if len(lines) > 1 else f"{len(value)} chars"
-        return f"{first}… ({size})"
+        first = json.dumps(_cut(lines[0], ARG_VALUE_CHARS), ensure_ascii=False)
+        if len(lines) == 1:
+            return f"{first} ({len(value)} chars)"
+        return f"{first}… ({len(lines)} lines, {len(value)} chars)"
     return _cut(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str), ARG_VALUE_CHARS)
 
 
