@@ -294,45 +294,55 @@ def _iteration(run: RunRecord) -> int | None:
 def continue_numbering(plan: Plan, stored: Iterable[RunRecord]) -> None:
     """New iterations follow each group's last stored one (an invocation adding to a batch)."""
     by_group = _stored_by_group(stored)
+    moved = 0
     for group in plan.groups:
         seen = [i for i in (_iteration(r) for r in by_group.get(group.key, [])) if i is not None]
         if seen:
             start = max(seen) + 1
             group.iterations = list(range(start, start + plan.iterations))
-            plan.notes.append(f"{group.key}: the batch has {len(seen)} run(s); adding iterations "
-                              f"{start}-{start + plan.iterations - 1}")
+            moved += 1
+    if moved:
+        plan.notes.append(f"batch {plan.batch_id} already has runs of {moved} of the {len(plan.groups)} cell groups; "
+                          "their new iterations follow the stored ones")
 
 
 def check_unchanged(plan: Plan, stored: Iterable[RunRecord], force: bool = False) -> None:
     """Refuse (PlanError) to add to a group whose stored runs were made with another
     configuration, naming what changed, unless ``force``."""
+    by_group = _stored_by_group(stored)
+    forced = []
     for group in plan.groups:
-        for run in _stored_by_group(stored).get(group.key, []):
+        for run in by_group.get(group.key, []):
             if run.config_hash and run.config_hash != group.config_hash:
                 what = changed_parts((run.metadata or {}).get("configParts"), group.parts)
                 if force:
-                    plan.notes.append(f"{group.key}: {', '.join(what)} changed since the stored runs (--force)")
+                    forced.append(f"{group.key} ({', '.join(what)})")
                     break
                 raise PlanError(f"batch {plan.batch_id}: {group.key}: {', '.join(what)} changed since run "
                                 f"{run.run_id}; the results would not be comparable (use --force to run anyway)")
+    if forced:
+        plan.notes.append(f"--force: adding to {len(forced)} cell group(s) whose configuration changed: "
+                          + "; ".join(forced[:3]) + (" ..." if len(forced) > 3 else ""))
 
 
 def resume(plan: Plan, stored: Iterable[RunRecord]) -> None:
     """Keep only the plan's cells that have no stored run."""
     by_group = _stored_by_group(stored)
+    before = after = 0
     for group in plan.groups:
         done = {_iteration(r) for r in by_group.get(group.key, [])}
-        missing = [i for i in group.iterations if i not in done]
-        if len(missing) < len(group.iterations):
-            plan.notes.append(f"{group.key}: {len(group.iterations) - len(missing)} of {len(group.iterations)} "
-                              "already stored")
-        group.iterations = missing
+        before += len(group.iterations)
+        group.iterations = [i for i in group.iterations if i not in done]
+        after += len(group.iterations)
+    plan.notes.append(f"batch {plan.batch_id} has runs for {before - after} of the plan's {before} cells; "
+                      f"{after} left to run")
 
 
 def retry_errors(plan: Plan, stored: Iterable[RunRecord], *, add: bool = False) -> None:
     """Redo the cells whose latest stored run is an ``error`` of class infra or harness.
     With ``add``, keep the cells already chosen (``--resume`` together with ``--retry-errors``)."""
     by_group = _stored_by_group(stored)
+    classes: dict[str, int] = {}
     for group in plan.groups:
         latest: dict[int, RunRecord] = {}
         for run in sorted(by_group.get(group.key, []), key=lambda r: (r.started_at or "", r.run_id)):
@@ -343,9 +353,10 @@ def retry_errors(plan: Plan, stored: Iterable[RunRecord], *, add: bool = False) 
         group.retry_of.update({i: r.run_id for i, r in redo.items()})
         chosen = set(group.iterations) if add else set()
         group.iterations = sorted(chosen | set(redo))
-        if redo:
-            plan.notes.append(f"{group.key}: retrying {len(redo)} run(s) stored as error "
-                              f"({', '.join(sorted({r.failure_class or '' for r in redo.values()}))})")
+        for r in redo.values():
+            classes[r.failure_class or ""] = classes.get(r.failure_class or "", 0) + 1
+    found = ", ".join(f"{n} {c}" for c, n in sorted(classes.items())) or "none"
+    plan.notes.append(f"batch {plan.batch_id}: runs stored as error to retry: {found}")
 
 
 def keep_shard(plan: Plan, index: int, count: int) -> None:
@@ -366,3 +377,34 @@ def parse_shard(text: str) -> tuple[int, int]:
     if count < 1 or not 1 <= index <= count:
         raise PlanError(f"--shard {text!r}: expected I/N with 1 <= I <= N")
     return index, count
+
+
+def reconcile(plan: Plan, stored: Iterable[RunRecord], *, resume_batch: bool = False, retry: bool = False,
+              force: bool = False, shard: tuple[int, int] | None = None) -> None:
+    """Fit a plan (its config parts filled) to the runs its batch already holds.
+
+    - always: refuse a group whose stored runs have another ``config_hash`` (unless ``force``);
+    - ``resume_batch``, or a ``shard``: keep iterations ``0..N-1`` without a stored run;
+    - ``retry``: redo infra/harness errors (with ``resume_batch`` or a shard, as well as the
+      missing cells; alone, only them);
+    - otherwise: new iterations after the batch's last ones.
+    """
+    stored = list(stored)
+    check_unchanged(plan, stored, force)
+    fixed = resume_batch or shard is not None
+    if fixed:
+        resume(plan, stored)
+    if retry:
+        retry_errors(plan, stored, add=fixed)
+    if not fixed and not retry:
+        continue_numbering(plan, stored)
+    if shard is not None:
+        keep_shard(plan, *shard)
+
+
+def latest_attempts(runs: Iterable[RunRecord]) -> list[RunRecord]:
+    """The runs without the attempts a later run redid (``retryOf``): one run per cell attempt
+    that counts, for aggregates over a batch that was retried."""
+    runs = list(runs)
+    redone = {(r.metadata or {}).get("retryOf") for r in runs}
+    return [r for r in runs if r.run_id not in redone]

@@ -49,7 +49,16 @@ from harness.control import BatchControl
 from harness import leftovers
 from harness.leftovers import owned
 from harness.grading import GradingSession
-from harness.plan import Group, Plan, config_parts, describe_cell_metadata, hash_parts
+from harness.plan import (
+    Cell,
+    Group,
+    Plan,
+    PlanError,
+    config_parts,
+    describe_cell_metadata,
+    hash_parts,
+    reconcile,
+)
 from harness.results.client import NotAWorkerError, ResultsClient
 from harness.results.records import (
     BatchRecord,
@@ -117,6 +126,7 @@ class RunEvent:
     iteration: int
     stage: str  # workspace, agent, validation, heuristic_checks, ..., stored
     record: RunRecord | None = None
+    cell: Cell | None = None  # the plan's cell this run is
 
 
 ProgressCallback = Callable[[RunEvent], None]
@@ -421,9 +431,11 @@ def execute_run(scenario: Scenario, prompt: TierPrompt, options: RunOptions, bat
     record.status, record.failure_class = "error", "harness"
     outcome = RunOutcome(record=record)
 
+    cell = setup.group.cell(iteration) if setup.group is not None else None
+
     def stage(name: str) -> None:
         if progress:
-            progress(RunEvent(run_id, iteration, name))
+            progress(RunEvent(run_id, iteration, name, cell=cell))
 
     record.metadata["sandbox"] = {"kind": setup.sandbox}
     record.metadata["judge"] = setup.judge.identity
@@ -470,7 +482,7 @@ def execute_run(scenario: Scenario, prompt: TierPrompt, options: RunOptions, bat
             stage("storing")
             outcome.post_outcome, outcome.post_error = poster.post_run(record)
         if progress:
-            progress(RunEvent(run_id, iteration, "done", record))
+            progress(RunEvent(run_id, iteration, "done", record, cell=cell))
     return outcome
 
 
@@ -736,6 +748,62 @@ def run_plan(plan: Plan, options: RunOptions, client: ResultsClient | None,
                         not_started=total - len(runs))
 
 
+def stored_runs(client: ResultsClient, batch_id: str) -> list[RunRecord]:
+    """The runs a batch holds: stored in the store, and waiting in the spool for it (so that a
+    resumed plan does not redo runs that are only waiting to be delivered)."""
+    runs = client.list_runs(limit=1_000_000, batch_id=batch_id)
+    spool = getattr(client, "spool", None)
+    if spool is not None:
+        seen = {r.run_id for r in runs}
+        for entry in spool.pending(client.destination, include_unassigned=True):
+            if entry.kind == "run" and entry.body.get("batchId") == batch_id and entry.key not in seen:
+                try:
+                    runs.append(RunRecord.from_wire(entry.body))
+                except (KeyError, TypeError, ValueError):
+                    continue
+    return runs
+
+
+def _where(client: ResultsClient) -> str:
+    transport = getattr(client, "transport", None)
+    return getattr(transport, "description", None) or type(client).__name__
+
+
+def prepare_plan(plan: Plan, options: RunOptions, client: ResultsClient | None, *, resume: bool = False,
+                 retry_errors: bool = False, force: bool = False, shard: tuple[int, int] | None = None,
+                 existing_batch: bool | None = None) -> str:
+    """Fill each group's config parts and fit the plan to what its batch holds
+    (:func:`harness.plan.reconcile`); return the sandbox kind the runs will use.
+
+    ``existing_batch`` says whether the batch id was given (so may hold runs); resume, retry and
+    shards need the stored runs and raise :class:`PlanError` when the store cannot be read. A
+    plain invocation into a given batch that cannot be read numbers from 0, with a note.
+    """
+    kind = plan_sandbox(options)
+    fill_config(plan, options, kind)
+    needs_store = resume or retry_errors or shard is not None
+    if needs_store and client is None:
+        raise PlanError("resuming, retrying or sharding a batch needs a results store")
+    if client is None or not (needs_store or existing_batch):
+        if shard is not None:
+            from harness.plan import keep_shard
+
+            keep_shard(plan, *shard)
+        return kind
+    try:
+        stored = stored_runs(client, plan.batch_id)
+    except Exception as exc:  # noqa: BLE001 - said in one line; the store's own error names it
+        if needs_store:
+            raise PlanError(f"cannot read batch {plan.batch_id} from {_where(client)}: {exc}") from exc
+        plan.notes.append(f"could not read batch {plan.batch_id} ({exc}); iterations are numbered from 0")
+        stored = []
+    if (resume or retry_errors) and not stored:
+        raise PlanError(f"batch {plan.batch_id} has no runs in {_where(client)}"
+                        " (nothing to resume or retry; check the batch id and --worker-url/--db)")
+    reconcile(plan, stored, resume_batch=resume, retry=retry_errors, force=force, shard=shard)
+    return kind
+
+
 def run_batch(scenario: Scenario, prompt: TierPrompt, options: RunOptions, client: ResultsClient | None,
               progress: ProgressCallback | None = None) -> BatchOutcome:
     """Run ``options.iterations`` runs of one scenario with ``options.agent``/``model``/
@@ -746,11 +814,5 @@ def run_batch(scenario: Scenario, prompt: TierPrompt, options: RunOptions, clien
     plan = Plan(batch_id=options.batch_id or new_batch_id(), iterations=options.iterations, planned=options.iterations,
                 groups=[Group(scenario, prompt, options.agent, options.model, options.specialist,
                               list(range(options.iterations)))])
-    if client is not None and options.batch_id is not None:
-        from harness.plan import continue_numbering
-
-        try:
-            continue_numbering(plan, client.list_runs(limit=100_000, batch_id=plan.batch_id))
-        except Exception:  # noqa: BLE001 - an unreachable store: number from 0 (runs may be spooled)
-            pass
+    options = replace(options, sandbox=prepare_plan(plan, options, client, existing_batch=options.batch_id is not None))
     return run_plan(plan, options, client, progress)

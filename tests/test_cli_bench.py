@@ -118,7 +118,9 @@ def test_unknown_agent_is_reported_and_nothing_is_stored(env):
 
 def test_unknown_scenario_and_suite(env):
     _one_line_error(bench("demo", "nope"), "unknown scenario 'nope'")
-    _one_line_error(bench("nope", "add-one"), "unknown suite 'nope'")
+    _one_line_error(bench("nope", "add-one"), "'nope' is neither a command nor a suite.", "Suites: demo")
+    _one_line_error(bench("dmeo", "add-one"), "did you mean `bench demo` (a suite)?")
+    _one_line_error(bench("batchs"), "did you mean", "`bench batch` (a command)", "`bench batches` (a command)")
 
 
 def test_list_shows_scenarios_tiers_and_agents(env):

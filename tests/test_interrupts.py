@@ -67,7 +67,7 @@ def test_the_first_ctrl_c_winds_the_batch_down_and_exits_130(lab, parallel):
         proc.kill()
     assert proc.returncode == 130, err
     assert time.monotonic() - started < 30
-    assert "is marked interrupted" in err and "--batch-id stopped" in err and "Traceback" not in err
+    assert "is marked interrupted" in err and "--resume stopped" in err and "Traceback" not in err
     assert gone(BusyModel.marker), "a command outlived the interrupt"
     assert not any((tmp_path / "ws").iterdir())  # no workspace left behind
     with open_client(db_path=str(tmp_path / "bench.db"), spool_dir=str(tmp_path / "spool")) as client:

@@ -69,11 +69,15 @@ class ApiAgent:
             return None
         return str(MissingCredentialsError(CREDENTIAL_ENV[name] or "", name))
 
-    def cost_known(self, model: str | None = None) -> bool:
-        """Whether the price table prices this agent's model, so a cost budget can be enforced."""
+    def price(self, model: str | None = None):  # -> ModelPrice | None
+        """The price table's row for this agent's model, or None when it has none."""
         from harness.pricing import price_for
 
-        return price_for(self._provider_name(self.options.get("base_url")), model or self.model) is not None
+        return price_for(self._provider_name(self.options.get("base_url")), model or self.model)
+
+    def cost_known(self, model: str | None = None) -> bool:
+        """Whether the price table prices this agent's model, so a cost budget can be enforced."""
+        return self.price(model) is not None
 
     def run(self, ctx: AgentContext) -> AgentResult:
         from harness.agents.loop import LoopSettings, run_tool_loop

@@ -204,6 +204,13 @@ class ClaudeCodeAgent:
             )
         return os.path.realpath(found)
 
+    def price(self):  # -> ModelPrice | None
+        """The Anthropic price of the model asked for (None for the CLI's own default model,
+        whose identity is only known after a run)."""
+        from harness.pricing import price_for
+
+        return price_for("anthropic", self.model) if self.model else None
+
     def preflight(self) -> str | None:
         """Why every run would fail before reaching the model (no CLI, no credentials), or None."""
         try:

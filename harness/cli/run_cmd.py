@@ -1,4 +1,6 @@
-"""``bench SUITE SCENARIO``: run a scenario benchmark and store every run."""
+"""``bench [SUITE [SCENARIO...]]``: build a run plan from the words and options given, run it
+and store every run. The plan itself (cells, resume, retry, shards) is :mod:`harness.plan`;
+running it is :func:`harness.runner.run_plan`. This module parses and prints."""
 
 from __future__ import annotations
 
@@ -18,26 +20,60 @@ def _fail(message: str, code: int = 2) -> None:
     sys.exit(code)
 
 
+def _split(values: tuple[str, ...] | list[str] | str | None) -> list[str]:
+    """``("a,b", "c")`` -> ``["a", "b", "c"]`` (comma lists and repeated options alike)."""
+    if values is None:
+        return []
+    if isinstance(values, str):
+        values = [values]
+    out: list[str] = []
+    for value in values:
+        for item in value.split(","):
+            if item.strip() and item.strip() not in out:
+                out.append(item.strip())
+    return out
+
+
 @click.command("run")
-@click.argument("suite")
-@click.argument("scenario")
-@click.option("--tier", default="L1", show_default=True,
-              help="Prompt tier: L0, L1, L2, L3, Lx, or a full label such as L1-basic.")
-@click.option("--agent", default=None,
-              help=f"Agent to run (default: {DEFAULT_AGENT}, the do-nothing baseline that needs no API key). "
+@click.argument("targets", nargs=-1, metavar="[SUITE [SCENARIO...]]")
+@click.option("--all", "all_suites", is_flag=True, help="Run every scenario of every suite.")
+@click.option("--scenarios", "scenario_list", default=None, metavar="A,B",
+              help="Scenarios of SUITE to run (the same as naming them after SUITE).")
+@click.option("--tier", "tier", default=None, metavar="TIER[,TIER]",
+              help="Prompt tier: L0, L1, L2, L3, Lx, or a full label such as L1-basic (default L1).")
+@click.option("--tiers", "tier_list", default=None, metavar="L0,L1,L2",
+              help="Several tiers: each scenario runs at each of them.")
+@click.option("--agent", "agents", multiple=True, metavar="AGENT[:MODEL]",
+              help=f"Agent to run, optionally with its model (openai:gpt-4.1-mini); repeat for several "
+                   f"(default: {DEFAULT_AGENT}, the do-nothing baseline that needs no API key). "
                    "See `bench list` for the agents installed.")
-@click.option("--model", default=None, help="Model for the agent (the agent's default when omitted).")
+@click.option("--model", default=None, help="Model for the agents given without one (their default when omitted).")
+@click.option("--models", "model_list", default=None, metavar="M1,M2",
+              help="Several models: each agent given without a model runs with each of them.")
 @click.option("--base-url", default=None, help="OpenAI-compatible server for agents that take one.")
 @click.option("-n", "--iterations", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Runs of the scenario, all in one batch.")
+              help="Runs of each cell (scenario x tier x agent x model), all in one batch.")
 @click.option("-j", "--parallel", type=click.IntRange(min=1), default=1, show_default=True,
               help="Runs at once (each in its own workspace).")
-@click.option("--batch-id", default=None, help="Batch to store the runs in (default: a new batch_<ms>_<rand>).")
-@click.option("--skip-warmup", is_flag=True, help="Do not run the scenario's warmup.")
+@click.option("--batch-id", default=None,
+              help="Batch to store the runs in (default: a new batch_<ms>_<rand>). Into a batch that has "
+                   "runs, new iterations follow the stored ones.")
+@click.option("--resume", "resume_id", default=None, metavar="BATCH_ID",
+              help="Run only the plan's cells that BATCH_ID has no run for (after a crash or Ctrl-C). "
+                   "Refused, naming what changed, if the configuration differs from the stored runs.")
+@click.option("--retry-errors", is_flag=True,
+              help="Re-run the runs of the batch (--batch-id or --resume) stored as error of class infra or "
+                   "harness; the earlier attempt stays stored and the new run names it (retryOf).")
+@click.option("--force", is_flag=True, help="Add to a batch even when the configuration changed since its runs.")
+@click.option("--shard", "shard_text", default=None, metavar="I/N",
+              help="Run only slice I (from 1) of N of the plan's cells; N machines with the same command "
+                   "and --batch-id run every cell once. Cells already stored are skipped.")
+@click.option("--dry-run", is_flag=True, help="List the cells and an estimated cost range; run nothing.")
+@click.option("--skip-warmup", is_flag=True, help="Do not run the scenarios' warmup.")
 @click.option("--keep-workspace", is_flag=True,
               help="Keep each run's workspace (under --workspaces-dir) for inspection.")
 @click.option("--timeout-minutes", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Override the scenario's timeout_minutes.")
+              help="Override the scenarios' timeout_minutes.")
 @click.option("--max-turns", type=click.IntRange(min=1), default=None, help="Agent turn budget (default 50).")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=None, help="Total token budget per run.")
 @click.option("--max-cost", type=click.FloatRange(min=0), default=None, help="Cost budget per run, USD.")
@@ -68,63 +104,109 @@ def _fail(message: str, code: int = 2) -> None:
               help="After the runs, mint a snapshot of TEMPLATE from this batch (see `mint snapshot --help`).")
 @click.option("--mint-output", type=click.Path(file_okay=False, path_type=Path), default=Path("snapshots"),
               show_default=True, help="Where --mint-template writes the snapshot.")
-@click.option("--json", "as_json", is_flag=True, help="Print the stored batch and run records as JSON.")
-@click.option("-v", "--verbose", is_flag=True, help="Show each evaluation's details (command output, checks).")
-def run(suite: str, scenario: str, tier: str, agent: str | None, model: str | None, base_url: str | None,
-        iterations: int, parallel: int, batch_id: str | None, skip_warmup: bool, keep_workspace: bool,
-        timeout_minutes: float | None, max_turns: int | None, max_tokens: int | None, max_cost: float | None,
-        no_cache: bool, suites_dir: Path | None, workspaces_dir: Path | None, sandbox_mode: str,
-        judge: str | None, judge_base_url: str | None, worker_url: str | None,
+@click.option("--json", "as_json", is_flag=True, help="Print the stored batch and run records (or the plan) as JSON.")
+@click.option("-v", "--verbose", is_flag=True, help="Show each run and each evaluation's details.")
+def run(targets: tuple[str, ...], all_suites: bool, scenario_list: str | None, tier: str | None,
+        tier_list: str | None, agents: tuple[str, ...], model: str | None, model_list: str | None,
+        base_url: str | None, iterations: int, parallel: int, batch_id: str | None, resume_id: str | None,
+        retry_errors: bool, force: bool, shard_text: str | None, dry_run: bool, skip_warmup: bool,
+        keep_workspace: bool, timeout_minutes: float | None, max_turns: int | None, max_tokens: int | None,
+        max_cost: float | None, no_cache: bool, suites_dir: Path | None, workspaces_dir: Path | None,
+        sandbox_mode: str, judge: str | None, judge_base_url: str | None, worker_url: str | None,
         db_path: str | None, specialist: str | None, mint_template: str | None, mint_output: Path,
         as_json: bool, verbose: bool) -> None:
-    """Run SCENARIO of SUITE: copy its fixture, run the agent, validate, score, store.
+    """Run scenarios of a suite: copy each fixture, run the agent, validate, score, store.
+
+    SUITE alone runs every scenario of the suite; SUITE A B (or --scenarios A,B) a selection;
+    --all every suite. Tiers, agents and models multiply the plan: each cell (scenario x tier x
+    agent x model) runs --iterations times, all in one batch.
 
     Every run is stored (in results/bench.db unless a worker URL is set), whatever its
     outcome. The exit status is 0 when every run was stored, whether or not it passed;
-    1 when a run could not be stored or the harness itself failed; 2 for bad input.
+    1 when a run could not be stored or the harness itself failed; 2 for bad input;
+    130 when interrupted (resume with --resume BATCH_ID).
 
     \b
     Examples:
       bench py-bugs pagination-off-by-one --agent oracle
+      bench py-bugs --agent oracle --agent echo --tiers L0,L1
+      bench --all --agent anthropic:claude-haiku-4-5 --iterations 3 -j 4 --dry-run
       bench py-bugs pagination-off-by-one --tier L2 --agent anthropic --iterations 3 --parallel 3
       bench node-features retry-backoff --agent openai --base-url http://127.0.0.1:8080/v1
-      bench py-bugs pagination-off-by-one --agent oracle --json
+      bench py-bugs --agent openai --models gpt-4.1-mini,gpt-4.1 --batch-id nightly
+      bench py-bugs --agent openai --resume nightly
+      bench py-bugs --agent openai --batch-id nightly --retry-errors
+      bench --all --agent oracle --batch-id ci-42 --shard 2/4
       bench py-bugs pagination-off-by-one --specialist python-bugfixer --iterations 3 \\
           --mint-template python-bugfixer --mint-output snapshots
     """
-    from harness.agents import UnknownAgentError, agent_names
     from harness.agents.base import Budgets
-    from harness.runner import RunOptions
-    from harness.scenarios import ScenarioError, load_scenario, resolve_prompt
+    from harness.plan import AgentChoice, PlanError, build_plan, parse_shard, select_scenarios
+    from harness.runner import RunOptions, new_batch_id
+    from harness.scenarios import ScenarioError
 
     from worker.schema import id_problem
 
-    if batch_id is not None and id_problem(batch_id):
-        _fail(f"--batch-id: {id_problem(batch_id)}")
+    if resume_id is not None:
+        if batch_id is not None and batch_id != resume_id:
+            _fail(f"--resume {resume_id} and --batch-id {batch_id} name two batches; give one")
+        batch_id = resume_id
+    for name, value in (("--resume" if resume_id else "--batch-id", batch_id),):
+        if value is not None and id_problem(value):
+            _fail(f"{name}: {id_problem(value)}")
+    if retry_errors and batch_id is None:
+        _fail("--retry-errors needs the batch to retry: --batch-id BATCH_ID (errors only) or --resume BATCH_ID "
+              "(errors and missing cells)")
     try:
-        loaded = load_scenario(suite, scenario, suites_dir)
-        prompt = resolve_prompt(loaded, tier)
-    except ScenarioError as exc:
+        shard = parse_shard(shard_text) if shard_text is not None else None
+    except PlanError as exc:
         _fail(str(exc))
+    if shard is not None and batch_id is None:
+        _fail("--shard needs --batch-id: every shard of a plan stores into the same batch")
+
+    suites, names = _selection(targets, all_suites, scenario_list, suites_dir)
+    try:
+        scenarios = select_scenarios(suites_dir, suites, names)
+    except (ScenarioError, PlanError) as exc:
+        _fail(str(exc))
+    for scenario in scenarios:
+        for warning in scenario.warnings:
+            click.echo(f"warning: {scenario.key}: {warning}", err=True)
+
     spec, mint_spec = None, None
-    if agent and agent.startswith("specialist:"):  # DESIGN's `specialist:<name>` agent spelling
-        specialist, agent = specialist or agent.split(":", 1)[1], None
+    choices = []
+    for value in agents:
+        if value.startswith("specialist:"):  # the `specialist:<name>` agent spelling
+            specialist = specialist or value.split(":", 1)[1]
+            continue
+        try:
+            choices.append(AgentChoice.parse(value))
+        except PlanError as exc:
+            _fail(str(exc))
+    models = _split(model_list) + ([model] if model else [])
     if specialist or mint_template:
         from harness.specialists import TemplateError, load_specialist
 
         try:
             if specialist:
-                spec = load_specialist(specialist).for_scenario(loaded)
-                agent, model = spec.agent_and_model(agent, model)
+                spec = load_specialist(specialist)
+                if not choices:
+                    picked, picked_model = spec.agent_and_model(None, None)
+                    choices = [AgentChoice(picked, None if models else picked_model)]
             if mint_template:  # checked now, so a bad template does not surface after the runs
                 mint_spec = load_specialist(mint_template)
         except TemplateError as exc:
             _fail(str(exc))
-    agent_name = agent or DEFAULT_AGENT
-    if agent_name not in agent_names():
-        _fail(str(UnknownAgentError(f"unknown agent {agent_name!r}; available: {', '.join(agent_names())}")))
-    for warning in loaded.warnings:
-        click.echo(f"warning: {warning}", err=True)
+    if not choices:
+        if models:
+            _fail(f"--model/--models need --agent: the default agent ({DEFAULT_AGENT}) calls no model")
+        choices = [AgentChoice(DEFAULT_AGENT)]
+    tiers = _split([t for t in (tier, tier_list) if t]) or ["L1"]
+    try:
+        plan = build_plan(scenarios, tiers, choices, iterations, batch_id or new_batch_id(), specialist=spec,
+                          models=models)
+    except (ScenarioError, PlanError) as exc:
+        _fail(str(exc))
 
     budgets = Budgets()
     if max_turns is not None:
@@ -134,39 +216,87 @@ def run(suite: str, scenario: str, tier: str, agent: str | None, model: str | No
     agent_options: dict[str, Any] = {}
     if base_url:
         agent_options["base_url"] = base_url
-    _preflight(agent_name, model, agent_options, max_cost)
-    judge_choice = _judge_choice(judge, judge_base_url)
-    sandbox_kind = _sandbox_kind(sandbox_mode, as_json)
+    pairs = sorted({(g.agent, g.model) for g in plan.groups}, key=str)
+    _check_agents(pairs, agent_options, max_cost, warn_only=dry_run)
     options = RunOptions(
-        agent=agent_name, model=model, iterations=iterations, parallel=parallel, batch_id=batch_id,
-        skip_warmup=skip_warmup, keep_workspace=keep_workspace, workspaces_root=workspaces_dir,
-        budgets=budgets, timeout_minutes=timeout_minutes, agent_options=agent_options, use_cache=not no_cache,
-        specialist=spec,
-        sandbox=sandbox_kind, judge=judge_choice,
+        agent=plan.groups[0].agent, model=plan.groups[0].model, iterations=iterations, parallel=parallel,
+        batch_id=plan.batch_id, skip_warmup=skip_warmup, keep_workspace=keep_workspace,
+        workspaces_root=workspaces_dir, budgets=budgets, timeout_minutes=timeout_minutes,
+        agent_options=agent_options, use_cache=not no_cache, specialist=plan.groups[0].specialist,
+        judge=_judge_choice(judge, judge_base_url), sandbox=_sandbox_kind(sandbox_mode, as_json or dry_run),
     )
-    execute(loaded, prompt, options, worker_url, db_path, as_json,
-            mint=(mint_spec, mint_output) if mint_spec is not None else None, verbose=verbose)
+    given_batch = batch_id is not None
+    if dry_run:
+        _dry_run(plan, options, worker_url, db_path, as_json, given_batch,
+                 dict(resume=resume_id is not None, retry_errors=retry_errors, force=force, shard=shard))
+        return
+    execute_plan(plan, options, worker_url, db_path, as_json, verbose=verbose, given_batch=given_batch,
+                 resume=resume_id is not None, retry_errors=retry_errors, force=force, shard=shard,
+                 mint=(mint_spec, mint_output) if mint_spec is not None else None)
 
 
-def _preflight(agent_name: str, model: str | None, agent_options: dict[str, Any], max_cost: float | None) -> None:
-    """Refuse (exit 2), before any run, an agent that cannot work at all (no API key, no CLI)
-    and a cost budget that could not be enforced (a model without a price)."""
-    from harness.agents import create_agent
+def _selection(targets: tuple[str, ...], all_suites: bool, scenario_list: str | None,
+               suites_dir: Path | None) -> tuple[list[str] | None, list[str]]:
+    """(suites, scenario names) from the words given; exit 2 with a suggestion for a word that is
+    neither a suite nor a command."""
+    names = list(targets[1:]) + _split(scenario_list)
+    if all_suites:
+        if targets or names:
+            _fail("--all runs every suite: give no SUITE or scenarios with it")
+        return None, []
+    if not targets:
+        _fail("give a SUITE to run (see `bench list`), or --all for every suite; `bench --help` shows the commands")
+    from harness.scenarios import ScenarioError, discover_suites
 
     try:
-        agent = create_agent(agent_name, model=model, **agent_options)
-    except ValueError as exc:
-        _fail(f"agent {agent_name}: {exc}")
+        known = [s.name for s in discover_suites(suites_dir)]
+    except ScenarioError as exc:
+        _fail(str(exc))
+    if targets[0] not in known:
+        _fail(_unknown_word(targets[0], known))
+    return [targets[0]], names
+
+
+def _unknown_word(word: str, suites: list[str]) -> str:
+    """``'bach' is neither a command nor a suite; did you mean `bench batch`?``"""
+    import difflib
+
+    from harness.cli.bench import main
+
+    commands = [c for c in main.commands if c != "run"]
+    pool = {**{c: f"`bench {c}` (a command)" for c in commands}, **{s: f"`bench {s}` (a suite)" for s in suites}}
+    near = difflib.get_close_matches(word, list(pool), n=2, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(pool[n] for n in near)}?" if near else "."
+    return (f"{word!r} is neither a command nor a suite{hint} Suites: {', '.join(suites) or 'none'}; "
+            f"commands: {', '.join(sorted(commands))}.")
+
+
+def _check_agents(pairs: list[tuple[str, str | None]], agent_options: dict[str, Any], max_cost: float | None,
+                  warn_only: bool) -> None:
+    for agent, model in pairs:
+        problem = _agent_problem(agent, model, agent_options, max_cost)
+        if problem and warn_only:
+            click.echo(f"warning: {problem}", err=True)
+        elif problem:
+            _fail(problem)
+
+
+def _agent_problem(agent_name: str, model: str | None, agent_options: dict[str, Any],
+                   max_cost: float | None) -> str | None:
+    """Why an agent cannot work at all (unknown, no API key, no CLI), or a cost budget could not
+    be enforced (a model without a price); None when it can run."""
+    from harness.agents import UnknownAgentError, agent_names, create_agent
     from harness.agents.base import Budgets
     from harness.runner import unenforceable_budget
 
+    if agent_name not in agent_names():
+        return str(UnknownAgentError(f"unknown agent {agent_name!r}; available: {', '.join(agent_names())}"))
+    try:
+        agent = create_agent(agent_name, model=model, **agent_options)
+    except ValueError as exc:
+        return f"agent {agent_name}: {exc}"
     check = getattr(agent, "preflight", None)
-    problem = check() if check is not None else None
-    if problem:
-        _fail(problem)
-    problem = unenforceable_budget(agent, Budgets(max_cost_usd=max_cost))
-    if problem:
-        _fail(problem)
+    return (check() if check is not None else None) or unenforceable_budget(agent, Budgets(max_cost_usd=max_cost))
 
 
 def _judge_choice(judge: str | None, base_url: str | None) -> Any:
@@ -193,36 +323,116 @@ def _sandbox_kind(mode: str, quiet: bool) -> str:
     return choice.kind
 
 
-def execute(scenario: Any, prompt: Any, options: Any, worker_url: str | None, db_path: str | None,
-            as_json: bool, mint: tuple[Any, Path] | None = None, verbose: bool = False) -> None:
-    """Run the batch with a progress display, print the report, exit with the documented status."""
+def _open_for_reading(worker_url: str | None, db_path: str | None) -> Any:
+    """The store for a dry run's history and batch, or None when opening it would create it
+    (an embedded store that does not exist yet)."""
+    import os
+
+    from harness.cli.store_options import open_store
+    from harness.results.factory import DEFAULT_DB
+
+    if not worker_url and not os.path.exists(db_path or DEFAULT_DB):
+        return None
+    return open_store(worker_url, db_path, sync_spool=False)
+
+
+def _dry_run(plan: Any, options: Any, worker_url: str | None, db_path: str | None, as_json: bool,
+             given_batch: bool, fit: dict[str, Any]) -> None:
+    """List the cells (after resume/retry/shard against the stored batch) and the cost range."""
     from rich.console import Console
 
+    from harness.cli.plan_view import dry_run_table, money
+    from harness.estimate import estimate_plan
+    from harness.plan import PlanError
+    from harness.runner import prepare_plan
+
+    client = _open_for_reading(worker_url, db_path)
+    try:
+        try:
+            prepare_plan(plan, options, client, existing_batch=given_batch, **fit)
+        except PlanError as exc:
+            _fail(str(exc))
+        estimate = estimate_plan(plan, options.budgets, options.agent_options, client)
+    finally:
+        if client is not None:
+            client.close()
+    if as_json:
+        click.echo(json.dumps({
+            "batchId": plan.batch_id, "plannedCells": plan.planned, "cells": [c.key for c in plan.cells],
+            "shard": f"{plan.shard[0]}/{plan.shard[1]}" if plan.shard else None, "notes": plan.notes,
+            "groups": [{"cellGroup": g.group.key, "configHash": g.group.config_hash, "iterations": g.group.iterations,
+                        "costPerRunUsd": {"low": g.low, "high": g.high}, "basis": g.basis, "detail": g.detail}
+                       for g in estimate.groups],
+            "costUsd": {"low": estimate.low, "high": estimate.high},
+        }, indent=2))
+        return
+    for note in plan.notes:
+        click.echo(f"note: {note}", err=True)
+    console = Console()
+    table, basis_notes = dry_run_table(plan, estimate)
+    console.print(table)
+    for line in basis_notes:
+        console.print(line, highlight=False)
+    shard = f" (shard {plan.shard[0]}/{plan.shard[1]} of {plan.planned})" if plan.shard else (
+        f" of {plan.planned} planned" if estimate.runs != plan.planned else "")
+    low, high = money(estimate.low), money(estimate.high)
+    console.print(f"{estimate.runs} run(s){shard}; estimated cost {low if low == high else f'{low} to {high}'}"
+                  + (" (? where no price or budget bounds it)" if estimate.high is None else ""), highlight=False)
+    console.print("Nothing was run. Drop --dry-run to run the plan.", highlight=False)
+
+
+def execute_plan(plan: Any, options: Any, worker_url: str | None, db_path: str | None, as_json: bool, *,
+                 verbose: bool = False, given_batch: bool = False, resume: bool = False,
+                 retry_errors: bool = False, force: bool = False, shard: tuple[int, int] | None = None,
+                 mint: tuple[Any, Path] | None = None) -> None:
+    """Fit the plan to its batch, run it with a progress display, print the report, exit with the
+    documented status."""
+    from rich.console import Console
+
+    from harness.cli.plan_view import PlanProgress, summary_table
     from harness.cli.report import batch_json, batch_summary_table, make_console, render_run, run_json
     from harness.cli.store_options import open_store
+    from harness.control import BatchControl, handle_sigint
     from harness.evaluators.llm_judge import resolve_judge
-    from harness.runner import run_batch
+    from harness.plan import PlanError
+    from harness.runner import prepare_plan, run_plan
 
     err_console = Console(stderr=True)
-    if scenario.llm_judge.enabled:
-        # Said before the runs, so a judge that will not run is no surprise afterwards.
-        click.echo(resolve_judge(scenario.llm_judge, options.judge).describe(), err=True)
-    from harness.control import BatchControl, handle_sigint
-
-    control = options.control = BatchControl()
-
-    def first_interrupt() -> None:
-        err_console.print(f"interrupting: no new runs start; running agents stop at their next turn, and their "
-                          f"commands are killed in {control.grace_s:g} s (Ctrl-C again to kill them now)")
-
-    def second_interrupt() -> None:
-        err_console.print("killing every running command now")
-
     client = open_store(worker_url, db_path)
     try:
+        try:
+            prepare_plan(plan, options, client, existing_batch=given_batch, resume=resume, retry_errors=retry_errors,
+                         force=force, shard=shard)
+        except PlanError as exc:
+            _fail(str(exc))
+        for note in plan.notes:
+            click.echo(f"note: {note}", err=True)
+        cells = len(plan.cells)
+        if not cells:
+            what = f"shard {shard[0]}/{shard[1]} of " if shard else ""
+            if retry_errors and not resume and shard is None:
+                click.echo(f"Nothing to run: no run of the plan in batch {plan.batch_id} is stored as an "
+                           "error of class infra or harness.", err=True)
+            else:
+                click.echo(f"Nothing to run: every cell of {what}the plan ({plan.planned}) has a run in batch "
+                           f"{plan.batch_id}.", err=True)
+            return
+        judges = {resolve_judge(g.scenario.llm_judge, options.judge).describe()
+                  for g in plan.groups if g.iterations and g.scenario.llm_judge.enabled}
+        for line in sorted(judges):  # said before the runs, so a judge that will not run is no surprise
+            click.echo(line, err=True)
+        control = options.control = BatchControl()
+
+        def first_interrupt() -> None:
+            err_console.print(f"interrupting: no new runs start; running agents stop at their next turn, and their "
+                              f"commands are killed in {control.grace_s:g} s (Ctrl-C again to kill them now)")
+
+        def second_interrupt() -> None:
+            err_console.print("killing every running command now")
+
         with handle_sigint(control, first_interrupt, second_interrupt), \
-                _ProgressDisplay(err_console, options.iterations, enabled=not as_json) as progress:
-            outcome = run_batch(scenario, prompt, options, client, progress=progress.update)
+                PlanProgress(err_console, cells, enabled=not as_json) as progress:
+            outcome = run_plan(plan, options, client, progress=progress.update)
         stored_batch = None
         if outcome.batch_post in ("stored", "duplicate"):
             try:
@@ -243,17 +453,26 @@ def execute(scenario: Any, prompt: Any, options: Any, worker_url: str | None, db
         click.echo(json.dumps({"batch": batch, "runs": [run_json(r) for r in records]}, indent=2, default=str))
     else:
         console = make_console()
-        for i, record in enumerate(records):
-            if len(records) > 1:
-                console.rule(f"Iteration {i + 1}/{len(records)}")
-            render_run(console, record, verbose=verbose)
-            kept = outcome.runs[i].workspace
-            if kept:
-                console.print(f"  Kept workspace: {kept}")
+        one_group = sum(1 for g in plan.groups if g.iterations) == 1
+        if one_group or verbose:
+            for i, record in enumerate(records):
+                if len(records) > 1:
+                    console.rule(f"{record.suite}/{record.scenario} {record.agent} iteration "
+                                 f"{record.metadata.get('iteration')} ({i + 1}/{len(records)})")
+                render_run(console, record, verbose=verbose)
+                kept = outcome.runs[i].workspace
+                if kept:
+                    console.print(f"  Kept workspace: {kept}")
+        elif any(r.workspace for r in outcome.runs):
+            for r in outcome.runs:
+                if r.workspace:
+                    console.print(f"Kept workspace of {r.record.run_id}: {r.workspace}")
         if outcome.warmup is not None and not outcome.warmup.ok:
             console.print(f"[red]Warmup failed: {outcome.warmup.error}[/red]")
         if len(records) > 1:
             console.print()
+            if not one_group:
+                console.print(summary_table(records, f"Batch {outcome.batch_id}: successes/runs, mean score"))
             console.print(batch_summary_table(stored_batch or outcome.batch))
     all_stored = _report_storage(outcome, where, spool_dir, quiet=as_json)
     if outcome.interrupted:
@@ -263,8 +482,8 @@ def execute(scenario: Any, prompt: Any, options: Any, worker_url: str | None, db
         cut = sum(1 for r in records if r.metadata.get("interrupted"))
         click.echo(f"interrupted: {len(records) - cut} run(s) finished, {cut} cut short (stored as "
                    f"error/harness \"interrupted\"), {outcome.not_started} not started; batch {outcome.batch_id} "
-                   f"is marked interrupted. To add the missing runs, run the same command again with "
-                   f"--batch-id {outcome.batch_id}.", err=True)
+                   f"is marked interrupted. To run the missing cells, run the same command with "
+                   f"--resume {outcome.batch_id} (add --retry-errors to redo the runs cut short).", err=True)
         sys.exit(130)
     if mint is not None and not _mint_batch(mint[0], outcome.batch_id, mint[1], worker_url, db_path, as_json):
         sys.exit(1)
@@ -299,57 +518,6 @@ def _report_storage(outcome: Any, where: str, spool_dir: str | None, quiet: bool
         state = "kept in the spool" if outcome.batch_post == "spooled" else "not stored"
         click.echo(f"batch {outcome.batch_id} record {state}: {outcome.post_error or 'see above'}", err=True)
     return False
-
-
-class _ProgressDisplay:
-    """A rich progress display of the runs and the stage each one is in (stderr, terminals only)."""
-
-    def __init__(self, console: Any, total: int, enabled: bool) -> None:
-        self.console = console
-        self.total = total
-        self.enabled = enabled and console.is_terminal
-        # Without a terminal (CI logs), one plain line per finished run instead of a live display.
-        self.log_lines = enabled and not console.is_terminal
-        self.progress = None
-        self.tasks: dict[int, Any] = {}
-        self.done = 0
-
-    def __enter__(self) -> _ProgressDisplay:
-        if self.enabled:
-            from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-            self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                                     TimeElapsedColumn(), console=self.console, transient=True)
-            self.progress.start()
-            self.overall = self.progress.add_task(f"runs 0/{self.total}", total=self.total)
-        return self
-
-    def update(self, event: Any) -> None:
-        label = f"run {event.iteration + 1}/{self.total}"
-        if event.stage == "done":
-            self.done += 1
-            rec = event.record
-            score = "-" if rec.total_score is None else f"{rec.total_score:.2f}"
-            line = f"{label}: {rec.status} score {score} ({rec.run_id})"
-            if self.progress is not None:
-                self.progress.console.print(line)
-                task = self.tasks.pop(event.iteration, None)
-                if task is not None:
-                    self.progress.remove_task(task)
-                self.progress.update(self.overall, completed=self.done, description=f"runs {self.done}/{self.total}")
-            elif self.log_lines:
-                self.console.print(line, highlight=False)
-            return
-        if self.progress is not None:
-            task = self.tasks.get(event.iteration)
-            if task is None:
-                self.tasks[event.iteration] = self.progress.add_task(f"{label}: {event.stage}", total=None)
-            else:
-                self.progress.update(task, description=f"{label}: {event.stage}")
-
-    def __exit__(self, *exc: object) -> None:
-        if self.progress is not None:
-            self.progress.stop()
 
 
 def _mint_batch(specialist: Any, batch_id: str, output: Path, worker_url: str | None, db_path: str | None,
