@@ -483,6 +483,57 @@ def test_stats_and_agent_stats_are_computed_from_runs(local):
     ]
 
 
+def test_a_retried_attempt_stays_listed_but_leaves_the_aggregates(api):
+    batch_id = uid("batch")
+    first = run_body(batchId=batch_id, status="error", failureClass="infra", totalScore=None, weightedScore=None,
+                     isSuccessful=False, metadata={"iteration": 0})
+    other = run_body(batchId=batch_id, agent="oracle", totalScore=0.5, isSuccessful=False, metadata={"iteration": 0})
+    retry = run_body(batchId=batch_id, totalScore=1.0, isSuccessful=True,
+                     metadata={"iteration": 0, "retryOf": first["runId"]})
+    for body in (first, other, retry):
+        assert api.call("POST", "/api/results", body).status == 201
+    b = api.call("GET", f"/api/batches/{batch_id}").body
+    assert (b["totalRuns"], b["successfulRuns"], b["avgScore"]) == (2, 1, pytest.approx(0.75))
+    assert {r["runId"] for r in b["runs"]} == {first["runId"], other["runId"], retry["runId"]}
+    by_agent = {row["key"]: row for row in b["breakdowns"]["agent"]}
+    assert by_agent["echo"]["runs"] == 1 and by_agent["echo"]["successfulRuns"] == 1
+    assert {r["runId"]: r["status"] for r in b["runs"]}[first["runId"]] == "error"
+
+
+def test_stats_leave_out_retried_attempts(local):
+    api = local()
+    first = run_body(status="error", failureClass="harness", totalScore=None, weightedScore=None, batchId="b1")
+    api.call("POST", "/api/results", first)
+    api.call("POST", "/api/results", run_body(totalScore=1.0, weightedScore=1.0, isSuccessful=True, batchId="b1",
+                                              metadata={"retryOf": first["runId"]}))
+    assert api.call("GET", "/api/stats").body["totalRuns"] == 1
+    assert [a["runs"] for a in api.call("GET", "/api/stats/agents").body] == [1]
+    assert len(api.call("GET", "/api/runs", body=None).body) == 2
+
+
+def test_the_retries_migration_fills_retry_of_for_runs_stored_before_it(tmp_path):
+    early = tmp_path / "early"
+    early.mkdir()
+    files = migration_files()
+    for name in files[:files.index("0003_retries.sql")]:
+        (early / name).write_text((Path(MIGRATIONS_DIR) / name).read_text())
+    db = str(tmp_path / "bench.db")
+    apply_migrations(SQLiteStorage(db), str(early))
+    with sqlite3.connect(db) as conn:  # rows as the code before the migration wrote them
+        conn.execute("INSERT INTO batches (batch_id, created_at, metadata) VALUES ('b1', 1, '{}')")
+        for run_id, status, meta in (("r1", "error", "{}"), ("r2", "completed", '{"retryOf": "r1"}'),
+                                     ("r3", "completed", '{"retryOf": 7}')):
+            conn.execute("INSERT INTO runs (run_id, batch_id, suite, scenario, tier, agent, status, metadata, "
+                         "content_hash, created_at) VALUES (?, 'b1', 's', 'x', 'L1', 'echo', ?, ?, 'h', 1)",
+                         (run_id, status, meta))
+    storage = SQLiteStorage(db)
+    assert apply_migrations(storage) == files[files.index("0003_retries.sql"):]
+    api = CoreApi(WorkerApp(storage, WorkerConfig(api_key=KEY)), "sqlite")
+    assert api.call("GET", "/api/batches/b1").body["totalRuns"] == 2  # r1 was redone by r2
+    with sqlite3.connect(db) as conn:
+        assert dict(conn.execute("SELECT run_id, retry_of FROM runs").fetchall()) == {"r1": None, "r2": "r1", "r3": None}
+
+
 # ------------------------------------------------------------------------ auth and CORS
 
 def test_write_without_authorization_header_is_401(api):

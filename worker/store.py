@@ -37,7 +37,7 @@ _RUN_COLUMNS = (
     "run_id", "batch_id", "suite", "scenario", "tier", "agent", "model", "status",
     "failure_class", "started_at", "completed_at", "total_score", "weighted_score",
     "is_successful", "success_metric", "specialist_enabled", "specialist_name",
-    "specialist_version", "config_hash", "metadata", "content_hash", "created_at",
+    "specialist_version", "config_hash", "metadata", "content_hash", "created_at", "retry_of",
 )
 _EVAL_COLUMNS = ("run_id", "position", "evaluator_name", "score", "max_score", "status",
                  "details", "created_at")
@@ -162,6 +162,16 @@ def _telemetry_to_wire(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _retry_of(run: dict[str, Any]) -> str | None:
+    """The earlier attempt this run redoes (``metadata.retryOf``), if it names one."""
+    value = (run["metadata"] or {}).get("retryOf")
+    return value if isinstance(value, str) and value and value != run["runId"] else None
+
+
+# A run counts in aggregates unless a later run redid it (``bench --retry-errors``).
+_COUNTED = "NOT EXISTS (SELECT 1 FROM runs redo WHERE redo.retry_of = {alias}.run_id)"
+
+
 def run_statements(run: dict[str, Any], digest: str, now_ms: int) -> list[Statement]:
     """The statements that store one validated run; executed as one atomic batch."""
     statements: list[Statement] = []
@@ -177,7 +187,7 @@ def run_statements(run: dict[str, Any], digest: str, now_ms: int) -> list[Statem
         run["model"], run["status"], run["failureClass"], run["startedAt"], run["completedAt"],
         run["totalScore"], run["weightedScore"], int(run["isSuccessful"]), run["successMetric"],
         int(run["specialistEnabled"]), run["specialistName"], run["specialistVersion"],
-        run["configHash"], _dumps(run["metadata"] or {}), digest, now_ms,
+        run["configHash"], _dumps(run["metadata"] or {}), digest, now_ms, _retry_of(run),
     )
     statements.append(Statement(
         f"INSERT INTO runs ({', '.join(_RUN_COLUMNS)}) VALUES ({', '.join('?' * len(_RUN_COLUMNS))})",
@@ -440,7 +450,7 @@ async def list_batches(db: Storage, query: dict[str, str]) -> tuple[list[dict[st
         f"WITH page AS (SELECT * FROM batches {where} "
         "ORDER BY created_at DESC, batch_id DESC LIMIT ?) "
         f"SELECT page.batch_id, page.created_at, page.completed_at, page.metadata, {_BATCH_AGGREGATES} "
-        "FROM page LEFT JOIN runs r ON r.batch_id = page.batch_id "
+        f"FROM page LEFT JOIN runs r ON r.batch_id = page.batch_id AND {_COUNTED.format(alias='r')} "
         "GROUP BY page.batch_id ORDER BY page.created_at DESC, page.batch_id DESC",
         (*params, limit + 1),
     )
@@ -460,7 +470,7 @@ async def get_batch(db: Storage, batch_id: str, include_runs: bool = True) -> di
     """A batch with aggregates, breakdowns by scenario/agent/model/tier and (optionally) its runs."""
     row = await db.first(
         f"SELECT b.batch_id, b.created_at, b.completed_at, b.metadata, {_BATCH_AGGREGATES} "
-        "FROM batches b LEFT JOIN runs r ON r.batch_id = b.batch_id "
+        f"FROM batches b LEFT JOIN runs r ON r.batch_id = b.batch_id AND {_COUNTED.format(alias='r')} "
         "WHERE b.batch_id = ? GROUP BY b.batch_id",
         (batch_id,),
     )
@@ -474,7 +484,8 @@ async def get_batch(db: Storage, batch_id: str, include_runs: bool = True) -> di
         "SELECT ? AS dimension, {col} AS key, COUNT(*) AS runs, "
         "COALESCE(SUM(is_successful), 0) AS successful_runs, AVG(total_score) AS avg_score, "
         "AVG(weighted_score) AS avg_weighted_score, MIN(total_score) AS min_score, "
-        "MAX(total_score) AS max_score FROM runs WHERE batch_id = ? GROUP BY {col}"
+        "MAX(total_score) AS max_score FROM runs WHERE batch_id = ? AND "
+        + _COUNTED.format(alias="runs") + " GROUP BY {col}"
     )
     dims = (("scenario", "scenario"), ("agent", "agent"), ("model", "model"), ("tier", "tier"))
     sql = " UNION ALL ".join(group.format(col=col) for _, col in dims)
@@ -506,7 +517,7 @@ async def stats(db: Storage) -> dict[str, Any]:
     row = await db.first(
         "SELECT COUNT(*) AS total_runs, COALESCE(SUM(is_successful), 0) AS successful_runs, "
         "AVG(total_score) AS avg_score, AVG(weighted_score) AS avg_weighted_score, "
-        "(SELECT COUNT(*) FROM batches) AS total_batches FROM runs"
+        "(SELECT COUNT(*) FROM batches) AS total_batches FROM runs WHERE " + _COUNTED.format(alias="runs")
     ) or {}
     return {
         "totalRuns": _int(row.get("total_runs")),
@@ -521,7 +532,8 @@ async def agent_stats(db: Storage) -> list[dict[str, Any]]:
     rows = await db.all(
         "SELECT agent, COUNT(*) AS runs, COALESCE(SUM(is_successful), 0) AS successful_runs, "
         "AVG(total_score) AS avg_score, MIN(total_score) AS min_score, "
-        "MAX(total_score) AS max_score FROM runs GROUP BY agent ORDER BY agent"
+        "MAX(total_score) AS max_score FROM runs WHERE " + _COUNTED.format(alias="runs")
+        + " GROUP BY agent ORDER BY agent"
     )
     return [{
         "agent": r["agent"],
