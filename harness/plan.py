@@ -408,3 +408,71 @@ def latest_attempts(runs: Iterable[RunRecord]) -> list[RunRecord]:
     runs = list(runs)
     redone = {(r.metadata or {}).get("retryOf") for r in runs}
     return [r for r in runs if r.run_id not in redone]
+
+
+# --------------------------------------------------------------------------- a stored batch
+
+
+@dataclass
+class Completeness:
+    """How much of its plan a stored batch holds (``bench batch``)."""
+
+    planned: int | None  # cells of the plan; None when invocations planned differently
+    cells: int  # distinct cells with at least one stored run
+    shard_count: int | None = None
+    shards_seen: list[int] = field(default_factory=list)
+    interrupted: bool = False
+
+    @property
+    def missing_shards(self) -> list[int]:
+        return [i for i in range(1, (self.shard_count or 0) + 1) if i not in self.shards_seen]
+
+    @property
+    def complete(self) -> bool | None:
+        """False when cells or shards are known to be missing; None when it cannot be told."""
+        if self.missing_shards or (self.planned is not None and self.cells < self.planned):
+            return False
+        if self.planned is None:
+            return False if self.interrupted else None
+        return True
+
+    def describe(self) -> str:
+        text = f"{self.cells} of {self.planned} planned cells stored" if self.planned is not None else (
+            f"{self.cells} cells stored")
+        if self.shard_count:
+            seen = ", ".join(f"{i}/{self.shard_count}" for i in sorted(self.shards_seen)) or "none"
+            text += f"; shards reported: {seen}"
+            if self.missing_shards:
+                text += f"; not reported: {', '.join(f'{i}/{self.shard_count}' for i in self.missing_shards)}"
+        if self.interrupted and not self.complete:
+            text += "; an invocation was interrupted"
+        if self.complete is False:
+            text += " (incomplete: run the missing shards, or the same command with --resume)"
+        return text
+
+
+def completeness(metadata: dict[str, Any] | None, runs: Iterable[RunRecord]) -> Completeness | None:
+    """What a batch's merged metadata and runs say about its plan; None for batches stored
+    without a plan (before plans recorded ``plannedCells``)."""
+    meta = metadata or {}
+    planned = meta.get("plannedCells")
+    if planned is None:
+        return None
+    keys = {(r.metadata or {}).get("cellKey") for r in runs}
+    keys.discard(None)
+    shards = meta.get("shard")
+    shard_values = shards if isinstance(shards, list) else [shards] if shards else []
+    seen, count = [], None
+    for value in shard_values:
+        try:
+            index, n = parse_shard(str(value))
+        except PlanError:
+            continue
+        count = max(count or 0, n)
+        if index not in seen:
+            seen.append(index)
+    interrupted = meta.get("interrupted")
+    return Completeness(
+        planned=planned if isinstance(planned, int) and not isinstance(planned, bool) else None,
+        cells=len(keys), shard_count=count, shards_seen=seen,
+        interrupted=interrupted is True or (isinstance(interrupted, list) and True in interrupted))

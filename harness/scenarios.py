@@ -154,7 +154,19 @@ def discover_suites(suites_dir: str | Path | None = None) -> list[Suite]:
     return suites
 
 
+#: Words ``bench`` reads as commands (and those planned): a suite of that name could never be
+#: run as ``bench NAME``, so loading one is refused.
+RESERVED_SUITE_NAMES = frozenset({
+    "run", "list", "batches", "batch", "history", "show", "sync", "prices", "doctor",
+    "dataset", "datasets", "fleet", "compare", "leaderboard", "regressions", "stress", "report", "view",
+    "dashboard", "help",
+})
+
+
 def _scenario_dir(root: Path, suite: str, name: str) -> tuple[Path, Path]:
+    if suite in RESERVED_SUITE_NAMES:
+        raise ScenarioError(f"suite {suite!r} in {root} has the name of a bench command, so `bench {suite}` "
+                            "could never run it; rename its directory")
     suite_path = root / suite
     if not (suite_path / "scenarios").is_dir():
         known = ", ".join(s.name for s in discover_suites(root)) or "none"

@@ -1,6 +1,7 @@
 """``bench``: run scenario benchmarks and look at stored results.
 
-``bench SUITE SCENARIO [options]`` runs a scenario; the other words (``bench list``,
+``bench SUITE [SCENARIO...] [options]`` runs a plan of scenarios; ``bench`` alone prints a
+short guide; the other words (``bench list``,
 ``bench batches``, ...) are subcommands. Each subcommand lives in its own module under
 ``harness/cli/`` and is attached here.
 """
@@ -27,12 +28,30 @@ _COMMAND_MODULES = (
 )
 
 
+GUIDE = """\
+bench runs coding agents on scenario fixtures, scores every run and stores it.
+
+  bench list                                    suites, scenarios and agents installed
+  bench doctor                                  is this machine ready (sandbox, tools, keys)?
+  bench py-bugs pagination-off-by-one --agent oracle
+                                                one scenario (oracle: the reference solution)
+  bench py-bugs --agent oracle --agent echo     a whole suite, two agents, one batch
+  bench --all --agent anthropic --dry-run       every suite: the cells and a cost estimate
+  bench batches                                 the batches stored; `bench batch ID` for one
+
+Runs are stored in results/bench.db unless --worker-url or $ZE_BENCHMARKS_WORKER_URL names a
+results worker. `bench --help` lists the commands; `bench run --help` every run option."""
+
+
 class DefaultRunGroup(FriendlyGroup):
     """A group whose first argument, when it is not a subcommand, starts ``run``."""
 
     program = "bench"
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args:
+            click.echo(GUIDE)
+            ctx.exit(0)
         # The group's own options are only --help and --version; anything else that is not a
         # subcommand (a suite name, or a run option written first) belongs to ``run``.
         if args and args[0] not in self.commands and args[0] not in ("-h", "--help", "--version"):
@@ -49,7 +68,9 @@ def main() -> None:
     Examples:
       bench list
       bench py-bugs unicode-slugify --tier L1 --agent oracle
-      bench py-bugs unicode-slugify --tier L1 --agent anthropic --iterations 3
+      bench py-bugs --agent oracle --agent anthropic --tiers L0,L1 --iterations 3
+      bench --all --agent anthropic --dry-run
+      bench py-bugs --agent anthropic --resume BATCH_ID
       bench batch BATCH_ID
     """
     from harness.leftovers import sweep

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from harness.plan import completeness
 from harness.results.records import BatchRecord, RunRecord, mixed_sandbox_note
 
 _STATUS_STYLE = {"completed": "green", "failed": "red", "timeout": "yellow", "budget_exceeded": "yellow",
@@ -41,6 +42,11 @@ def batch_json(batch: BatchRecord) -> dict[str, Any]:
     data = batch.to_wire()
     data["breakdowns"] = batch.breakdowns
     data["runs"] = [run_json(r) for r in batch.runs]
+    state = completeness(batch.metadata, batch.runs)
+    if state is not None:
+        data["completeness"] = {"plannedCells": state.planned, "storedCells": state.cells,
+                                "shardCount": state.shard_count, "shardsReported": sorted(state.shards_seen),
+                                "shardsMissing": state.missing_shards, "complete": state.complete}
     return data
 
 
@@ -155,6 +161,12 @@ def batch_summary_table(batch: BatchRecord) -> Table:
         value = meta.get(key)
         if value:
             table.add_row(key.capitalize(), ", ".join(map(str, value)) if isinstance(value, list) else str(value))
+    state = completeness(meta, batch.runs) if batch.runs else None
+    if state is not None:
+        table.add_row("Cells", Text(state.describe(), style="yellow" if state.complete is False else ""))
+    retried = sum(1 for r in batch.runs or [] if (r.metadata or {}).get("retryOf"))
+    if retried:
+        table.add_row("Retried", f"{retried} run(s) redo an earlier attempt; the aggregates count the latest")
     mixed = mixed_sandbox_note(batch.runs or [])
     if mixed:
         table.add_row("Warning", Text(mixed, style="yellow"))
