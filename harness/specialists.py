@@ -1,8 +1,10 @@
 """Specialist templates: loading, validation, resolution, and the system prompt they give an agent.
 
-A template is a JSON5 file validated against ``harness/schemas/template.schema.json``.
-One resolution convention (docs/mint.md, "Resolution") is shared by ``bench --specialist``,
-``mint snapshot`` and ``mint enrich``. For ``<dir>/<name>.json5`` the first match wins:
+A template is a JSON5 file validated against ``harness/schemas/template.schema.json``. A key
+the schema does not name (anywhere in the template) is kept, reported as a warning, and left
+out of the check; the rest must follow the schema. One resolution convention (docs/mint.md,
+"Resolution") is shared by ``bench --specialist``, ``mint snapshot``, ``mint enrich`` and
+``mint validate``. For ``<dir>/<name>.json5`` the first match wins:
 
 1. ``<dir>/<name>/enriched/<version>/enriched-<NNN>.json5`` with the highest NNN
 2. ``<dir>/<name>/<version>/<name>.json5``
@@ -17,26 +19,38 @@ copy) is used exactly as given.
 
 Documentation ``path`` entries are relative to the base template's directory (``<dir>``), so
 they stay valid in enriched and versioned copies.
+
+The system prompt's instructions come from named prompts, layered key by key (later wins):
+``prompts.default``, ``prompts.model_specific[<model>]``, then, for a task,
+``prompts.<task>.default`` and ``prompts.<task>.model_specific[<model>]``.
 """
 
 from __future__ import annotations
 
+import copy
+import difflib
 import hashlib
 import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
+from urllib.parse import unquote, urlparse
 
 import json5
 
-from harness.jsonschemas import SchemaIssue, validate
+from harness.jsonschemas import SchemaIssue, field_path, load_schema, validate
 
 TEMPLATES_DIR_ENV = "ZE_BENCHMARKS_TEMPLATES_DIR"
 _ENRICHED_RE = re.compile(r"^enriched-(\d+)\.json5$")
 _SEMVER_RE = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$")
 # Agents a preferred model may name as "agent:model".
 _AGENT_PREFIXES = ("anthropic", "openai", "openrouter", "claude-code", "local", "echo", "oracle")
+# Keys of ``prompts`` that are not task prompts.
+_PROMPTS_KEYS = ("default", "model_specific", "prompt_strategy")
+# Named prompts with a role of their own: systemPrompt is the main text of the system prompt,
+# spawnerPrompt is for whoever spawns the specialist and is not given to it.
+_SYSTEM_PROMPT, _SPAWNER_PROMPT = "systemPrompt", "spawnerPrompt"
 
 
 class TemplateError(ValueError):
@@ -211,19 +225,126 @@ def _name_matches(path: Path, ref: str) -> bool:
     return name == ref or (not ref.startswith("@") and _unscoped(name) == ref)
 
 
-def validate_template(document: Any) -> list[SchemaIssue]:
-    """Schema violations of a template document (empty when valid)."""
-    return validate("template", document)
+def _schema_node(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with a local ``$ref`` followed."""
+    while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and schema["$ref"].startswith("#/$defs/"):
+        schema = root["$defs"][schema["$ref"].rsplit("/", 1)[-1]]
+    return schema if isinstance(schema, dict) else {}
 
 
-def load_template(path: Path) -> dict[str, Any]:
-    """Read and validate one template file; raise :class:`TemplateError` naming file and fields."""
+def _object_keys(schema: dict[str, Any], root: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    """``(properties, additionalProperties)`` of an object schema, its oneOf/anyOf/allOf branches included."""
+    props = dict(schema.get("properties") or {})
+    extra = schema.get("additionalProperties")
+    for keyword in ("oneOf", "anyOf", "allOf"):
+        for branch in schema.get(keyword) or []:
+            branch = _schema_node(branch, root)
+            props.update(branch.get("properties") or {})
+            if extra is None and "additionalProperties" in branch:
+                extra = branch["additionalProperties"]
+    return props, extra
+
+
+def _unknown_keys(data: Any, schema: Any, root: dict[str, Any],
+                  path: tuple[Any, ...]) -> list[tuple[tuple[Any, ...], str]]:
+    node = _schema_node(schema, root)
+    found: list[tuple[tuple[Any, ...], str]] = []
+    if isinstance(data, dict):
+        props, extra = _object_keys(node, root)
+        if not props and extra is None:
+            return found  # a free-form object such as benchmarks or prompt_strategy
+        for key, value in data.items():
+            if key in props:
+                found += _unknown_keys(value, props[key], root, (*path, key))
+            elif isinstance(extra, dict):  # a map: every key is a name (a model, a task, a prompt)
+                found += _unknown_keys(value, extra, root, (*path, key))
+            elif extra is not True:
+                hint = difflib.get_close_matches(str(key), [str(k) for k in props], n=1)
+                found.append(((*path, key), f" (did you mean {hint[0]!r}?)" if hint else ""))
+    elif isinstance(data, list) and isinstance(node.get("items"), dict):
+        for i, item in enumerate(data):
+            found += _unknown_keys(item, node["items"], root, (*path, i))
+    return found
+
+
+def unknown_template_keys(document: Any) -> list[tuple[str, str]]:
+    """``(field path, suggestion)`` of every key the template schema does not name, in document order.
+
+    The suggestion is `` (did you mean 'x'?)`` for a likely misspelling, else empty.
+    """
+    root = load_schema("template")
+    return [(field_path(path), tip) for path, tip in _unknown_keys(document, root, root, ())]
+
+
+def without_unknown_keys(document: Any) -> Any:
+    """A copy of ``document`` without the keys the template schema does not name."""
+    root = load_schema("template")
+    out = copy.deepcopy(document)
+    for path, _ in _unknown_keys(document, root, root, ()):
+        parent = out
+        for part in path[:-1]:
+            parent = parent[part]
+        parent.pop(path[-1], None)
+    return out
+
+
+def validate_template(document: Any, *, strict: bool = False) -> list[SchemaIssue]:
+    """Schema violations of a template document (empty when valid).
+
+    Keys the schema does not name are left out of the check (:func:`unknown_template_keys`
+    lists them) unless ``strict``, where each is a violation, as in a minted snapshot.
+    """
+    return validate("template", document if strict else without_unknown_keys(document))
+
+
+def template_warnings(document: Any, path: Path | str) -> list[str]:
+    """One line per unknown key: ``<file>: <field>: unknown key, kept but not used``."""
+    return [f"{path}: {where}: unknown key, kept but not used{tip}" for where, tip in unknown_template_keys(document)]
+
+
+def documentation_file(entry: dict[str, Any], base_dir: Path) -> Path | None:
+    """The local file a documentation entry points at: its ``path`` (relative to ``base_dir``
+    unless absolute) or its ``file://`` URL; None for an http(s) URL."""
+    if isinstance(entry.get("url"), str) and entry["url"]:
+        parsed = urlparse(entry["url"])
+        return Path(unquote(parsed.path)) if parsed.scheme == "file" else None
+    if isinstance(entry.get("path"), str) and entry["path"]:
+        path = Path(entry["path"])
+        return path if path.is_absolute() else base_dir / path
+    return None
+
+
+def missing_documentation(document: Any, base_dir: Path) -> list[SchemaIssue]:
+    """Documentation entries whose local file (a path, a file:// URL) does not exist. Other
+    URLs are not checked."""
+    issues = []
+    docs = document.get("documentation") if isinstance(document, dict) else None
+    for i, entry in enumerate(docs if isinstance(docs, list) else []):
+        if not isinstance(entry, dict):
+            continue
+        target = documentation_file(entry, base_dir)
+        if target is None or target.is_file():
+            continue
+        key = "url" if entry.get("url") else "path"
+        what = "is a directory, not a file" if target.is_dir() else "no such file"
+        issues.append(SchemaIssue(f"documentation[{i}].{key}", f"{what}: {target}"))
+    return issues
+
+
+def load_template_with_warnings(path: Path) -> tuple[dict[str, Any], list[str]]:
+    """Read and validate one template file: the document as read (unknown keys kept) and one
+    warning per unknown key. Raise :class:`TemplateError` naming file and fields."""
     doc = read_json5(path)
     issues = validate_template(doc)
     if issues:
         listed = "; ".join(str(i) for i in issues)
         raise TemplateError(f"{path}: invalid template: {listed}", issues)
-    return doc
+    return doc, template_warnings(doc, path)
+
+
+def load_template(path: Path) -> dict[str, Any]:
+    """Read and validate one template file; raise :class:`TemplateError` naming file and fields."""
+    return load_template_with_warnings(path)[0]
 
 
 def parse_preferred_model(entry: str | dict[str, Any]) -> PreferredModel:
@@ -264,6 +385,23 @@ def _model_keys_match(key: str, model: str) -> bool:
     return key == model or _bare_model(key) == _bare_model(model)
 
 
+def _model_entry(specific: Any, model: str | None) -> dict[str, Any]:
+    """The entry of a ``model_specific`` map for ``model``: its exact id, else the first key (in
+    sorted order) that matches without an ``agent:``/``vendor/`` prefix; ``{}`` when none."""
+    if not model or not isinstance(specific, dict):
+        return {}
+    if isinstance(specific.get(model), dict):
+        return specific[model]
+    for key in sorted(specific):
+        if _model_keys_match(key, model) and isinstance(specific[key], dict):
+            return specific[key]
+    return {}
+
+
+def _strings(block: Any) -> dict[str, str]:
+    return {k: v for k, v in block.items() if isinstance(v, str)} if isinstance(block, dict) else {}
+
+
 @dataclass(frozen=True)
 class Specialist:
     """A loaded, validated specialist template, as the runner and mint use it."""
@@ -275,6 +413,7 @@ class Specialist:
     base_dir: Path = field(default=Path("."))
     family_dir: Path = field(default=Path("."))
     task: str | None = None  # the task prompt to use when system_prompt() is called without one
+    warnings: tuple[str, ...] = field(default=(), compare=False)  # unknown keys, one line each
 
     @property
     def display_name(self) -> str:
@@ -301,7 +440,7 @@ class Specialist:
     @property
     def task_names(self) -> list[str]:
         prompts = self.template.get("prompts") or {}
-        return sorted(k for k in prompts if k not in ("default", "prompt_strategy"))
+        return sorted(k for k, v in prompts.items() if k not in _PROMPTS_KEYS and isinstance(v, dict))
 
     def task_for(self, candidates: Iterable[str | None]) -> str | None:
         """The first candidate (scenario name, suite, tags...) that names a task prompt."""
@@ -347,28 +486,42 @@ class Specialist:
                                 f"{first.model!r}; write it as 'agent:model' or pass --agent")
         return first.agent, model or first.model
 
-    def task_prompt(self, model: str | None = None, task: str | None = None) -> str | None:
-        """The task prompt: ``prompts[task].model_specific[model]`` → ``prompts[task].default``
-        → ``prompts.default``."""
+    def named_prompts(self, model: str | None = None, task: str | None = None) -> dict[str, str]:
+        """The named prompts for ``model`` and ``task``, layered key by key (later wins):
+        ``prompts.default``, ``prompts.model_specific[model]``, ``prompts[task].default``,
+        ``prompts[task].model_specific[model]``. A model key matches the model id exactly or
+        without an ``agent:``/``vendor/`` prefix."""
         prompts = self.template.get("prompts") or {}
         task = task or self.task
-        if task and isinstance(prompts.get(task), dict):
-            block = prompts[task]
-            if model:
-                specific = block.get("model_specific") or {}
-                for key in sorted(specific):
-                    if _model_keys_match(key, model) and specific[key].get("systemPrompt"):
-                        return specific[key]["systemPrompt"]
-            if (block.get("default") or {}).get("systemPrompt"):
-                return block["default"]["systemPrompt"]
-        return (prompts.get("default") or {}).get("systemPrompt")
+        blocks = [prompts]
+        if task and task in self.task_names:
+            blocks.append(prompts[task])
+        merged: dict[str, str] = {}
+        for block in blocks:
+            merged.update(_strings(block.get("default")))
+            merged.update(_strings(_model_entry(block.get("model_specific"), model)))
+        return merged
+
+    def task_prompt(self, model: str | None = None, task: str | None = None) -> str | None:
+        """The ``systemPrompt`` of :meth:`named_prompts`: the task's model-specific one, else the
+        task's default, else the general model-specific one, else the general default."""
+        return self.named_prompts(model, task).get(_SYSTEM_PROMPT)
+
+    @property
+    def prompt_strategy(self) -> dict[str, Any]:
+        """The template's ``prompt_strategy`` values as written, by where they are
+        (``prompts.prompt_strategy``, ``prompt_strategy``). Informational: no resolution reads them."""
+        found = {"prompts.prompt_strategy": (self.template.get("prompts") or {}).get("prompt_strategy"),
+                 "prompt_strategy": self.template.get("prompt_strategy")}
+        return {k: v for k, v in found.items() if v is not None}
 
     def system_prompt(self, model: str | None = None, task: str | None = None) -> str:
         """The system prompt for ``model`` (and ``task``), built only from the template's content.
 
-        Sections, in order: identity, persona, capabilities, the task prompt, documentation
-        (with the enrichment summaries, concepts and code patterns when present). The same
-        template, model and task always give the same text.
+        Sections, in order: identity, persona, capabilities, the resolved ``systemPrompt``, the
+        other named prompts (``spawnerPrompt`` is not one of them), documentation (with the
+        enrichment summaries, concepts and code patterns when present). The same template,
+        model and task always give the same text.
         """
         t = self.template
         persona = t.get("persona") or {}
@@ -386,9 +539,17 @@ class Specialist:
             parts.append("\n".join(f"- {k}: {v}" for k, v in sorted(caps["descriptions"].items())))
         if caps.get("considerations"):
             parts.append("Considerations:\n" + "\n".join(f"- {c}" for c in caps["considerations"]))
-        prompt = self.task_prompt(model, task)
-        if prompt:
-            parts.append(prompt.strip())
+        named = self.named_prompts(model, task)
+        if named.get(_SYSTEM_PROMPT, "").strip():
+            parts.append(named[_SYSTEM_PROMPT].strip())
+        others = [(k, v.strip()) for k, v in named.items() if k not in (_SYSTEM_PROMPT, _SPAWNER_PROMPT) and v.strip()]
+        if others:
+            lines = ["Named prompts:"]
+            for name, text in others:
+                first, *rest = text.splitlines()
+                lines.append(f"- {name}: {first}")
+                lines.extend(f"  {line}" if line.strip() else "" for line in rest)
+            parts.append("\n".join(lines))
         docs = self._documentation_section()
         if docs:
             parts.append(docs)
@@ -417,7 +578,7 @@ class Specialist:
 
 def specialist_from_file(resolved: ResolvedTemplate) -> Specialist:
     """Load and validate the resolved file into a :class:`Specialist`."""
-    doc = load_template(resolved.path)
+    doc, warnings = load_template_with_warnings(resolved.path)
     return Specialist(
         name=doc["name"],
         version=doc["version"],
@@ -425,6 +586,7 @@ def specialist_from_file(resolved: ResolvedTemplate) -> Specialist:
         source=resolved.path,
         base_dir=resolved.base_dir,
         family_dir=resolved.family_dir,
+        warnings=tuple(warnings),
     )
 
 

@@ -91,9 +91,17 @@ def test_documentation_with_neither_url_nor_path_is_rejected():
     assert [i.field for i in issues] == ["documentation[0]"]
 
 
-def test_unknown_top_level_key_is_rejected():
-    issues = specialists.validate_template(_template(persona_typo={}))
-    assert issues and "persona_typo" in issues[0].message
+def test_unknown_top_level_key_is_a_warning_kept_in_the_template(tmp_path):
+    doc = _template(persona_typo={"x": 1})
+    assert specialists.validate_template(doc) == []
+    assert specialists.unknown_template_keys(doc) == [("persona_typo", " (did you mean 'persona'?)")]
+    sp = load_specialist(_write(tmp_path / "py-fixer.json5", doc))
+    assert sp.template["persona_typo"] == {"x": 1}
+    assert sp.warnings == (f"{tmp_path / 'py-fixer.json5'}: persona_typo: unknown key, kept but not used "
+                           "(did you mean 'persona'?)",)
+    # Checked as a snapshot is, the schema itself still refuses it.
+    strict = specialists.validate_template(doc, strict=True)
+    assert strict and "persona_typo" in strict[0].message
 
 
 def test_bad_name_is_rejected():

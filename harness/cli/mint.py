@@ -14,7 +14,8 @@ from typing import Any
 import click
 
 from harness.cli.errors import FriendlyGroup
-from harness.specialists import TemplateError, load_specialist, load_template, resolve_template
+from harness.specialists import (TemplateError, load_specialist, missing_documentation, read_json5, resolve_template,
+                                 template_family, template_warnings, validate_template)
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -105,11 +106,13 @@ _templates_dir = click.option(
 @_templates_dir
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def validate_cmd(template: str, templates_dir: Path | None, as_json: bool) -> None:
-    """Check TEMPLATE against the template schema.
+    """Check TEMPLATE against the template schema, and that its documentation files exist.
 
     Validates the file TEMPLATE resolves to and, when TEMPLATE is itself a file, that file
-    too. Each problem names the field (persona.purpose, documentation[2]). Exit status 2
-    when any file is invalid.
+    too. Each problem names the field (persona.purpose, documentation[2].path); a
+    documentation path (or file:// URL) whose file is missing is a problem, http(s) URLs are
+    not fetched. A key the schema does not know is a warning: it is kept, and the rest is
+    checked. Exit status 2 when any file is invalid.
 
     \b
     Example:
@@ -125,23 +128,34 @@ def validate_cmd(template: str, templates_dir: Path | None, as_json: bool) -> No
     report = []
     for path in files:
         try:
-            doc = load_template(path)
-            report.append({"path": str(path), "valid": True, "name": doc["name"], "version": doc["version"],
-                           "issues": []})
+            doc = read_json5(path)
         except TemplateError as exc:
-            report.append({"path": str(path), "valid": False,
-                           "issues": [{"field": i.field, "message": i.message} for i in exc.issues]
-                           or [{"field": "", "message": str(exc)}]})
+            report.append({"path": str(path), "valid": False, "issues": [{"field": "", "message": str(exc)}],
+                           "warnings": []})
+            continue
+        issues = sorted(validate_template(doc) + missing_documentation(doc, template_family(path)[1]),
+                        key=lambda i: i.field)
+        entry: dict[str, Any] = {"path": str(path), "valid": not issues,
+                                 "issues": [{"field": i.field, "message": i.message} for i in issues],
+                                 "warnings": template_warnings(doc, path)}
+        if not issues:
+            entry.update(name=doc["name"], version=doc["version"])
+        report.append(entry)
     if as_json:
         click.echo(json.dumps({"valid": all(r["valid"] for r in report), "files": report}, indent=2))
     else:
         for r in report:
+            for warning in r["warnings"]:
+                click.echo(f"warning: {warning}", err=True)
             if r["valid"]:
                 click.echo(f"valid: {r['path']} ({r['name']} {r['version']})")
             else:
                 for issue in r["issues"]:
-                    where = f"{issue['field']}: " if issue["field"] else ""
-                    click.echo(f"invalid: {r['path']}: {where}{issue['message']}", err=True)
+                    if issue["message"].startswith(r["path"]):  # a read error names the file itself
+                        click.echo(f"invalid: {issue['message']}", err=True)
+                    else:
+                        where = issue["field"] or "(top level)"
+                        click.echo(f"invalid: {r['path']}: {where}: {issue['message']}", err=True)
     if not all(r["valid"] for r in report):
         sys.exit(EXIT_BAD_INPUT)
 
@@ -184,11 +198,14 @@ def snapshot_cmd(template: str, batch_id: str, output: Path, worker_url: str | N
             result = mint_snapshot(specialist, batch_id, output, client)
     except (MintError, ResultsError) as exc:
         _fail(str(exc))
+    for where in result.left_out:
+        click.echo(f"warning: {specialist.source}: {where}: unknown key, left out of the snapshot", err=True)
     comparison = result.snapshot["benchmarks"]["comparison"]
     if as_json:
         click.echo(json.dumps({"path": str(result.path), "snapshot_id": result.snapshot_id,
                                "template": str(specialist.source), "batch_id": batch_id,
-                               "excluded_runs": result.excluded, "comparison": comparison}, indent=2))
+                               "excluded_runs": result.excluded, "left_out_keys": result.left_out,
+                               "comparison": comparison}, indent=2))
         return
     click.echo(f"Snapshot minted: {result.path} (id {result.snapshot_id})")
     click.echo(f"Template: {specialist.name} {specialist.version} ({specialist.source})")
@@ -241,6 +258,8 @@ def enrich_cmd(template: str, provider: str, model: str | None, base_url: str | 
         specialist = load_specialist(template, templates_dir)
     except TemplateError as exc:
         _fail(str(exc), EXIT_BAD_INPUT)
+    for warning in specialist.warnings:
+        click.echo(f"warning: {warning}", err=True)
     model = model or DEFAULT_MODELS.get(provider)
     if not model:
         _fail(f"--model is required for provider {provider}", EXIT_BAD_INPUT)

@@ -18,6 +18,8 @@ from urllib.parse import unquote, urlparse
 
 import httpx
 
+from harness.specialists import documentation_file
+
 DEFAULT_MAX_BYTES = 2_000_000
 # What the model sees of one document; long pages are cut (and the cut is reported).
 DEFAULT_MAX_CHARS = 60_000
@@ -139,7 +141,7 @@ def fetch_document(doc: dict[str, Any], base_dir: Path, client: httpx.Client, *,
         parsed = urlparse(source)
         if parsed.scheme == "file":
             name = unquote(parsed.path)
-            data, truncated = _read_file(Path(name), max_bytes)
+            data, truncated = _read_file(documentation_file(doc, base_dir), max_bytes)
         elif parsed.scheme in ("http", "https"):
             name = parsed.path
             data, content_type, truncated = _fetch_url(source, client, timeout_s, max_bytes)
@@ -148,8 +150,7 @@ def fetch_document(doc: dict[str, Any], base_dir: Path, client: httpx.Client, *,
     elif doc.get("path"):
         source = doc["path"]
         name = source
-        path = Path(source)
-        data, truncated = _read_file(path if path.is_absolute() else base_dir / path, max_bytes)
+        data, truncated = _read_file(documentation_file(doc, base_dir), max_bytes)
     else:
         raise DocumentFetchError("entry has neither url nor path")
     text = data.decode("utf-8", errors="replace")

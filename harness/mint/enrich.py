@@ -25,11 +25,10 @@ from typing import Any, Callable, Literal
 
 import httpx
 
-from harness.jsonschemas import validate
 from harness.mint.documents import DocumentFetchError, FetchedDocument, fetch_document
 from harness.mint.output import write_next_numbered
 from harness.providers.types import ChatRequest, ChatResponse, Message, ProviderError
-from harness.specialists import Specialist
+from harness.specialists import Specialist, validate_template
 
 LIST_FIELDS = ("key_concepts", "use_cases", "relevant_for_tasks", "code_patterns")
 TEXT_FIELDS = ("summary", "relevance_to_specialist")
@@ -253,7 +252,7 @@ def enrich_template(
         return result
     target_dir = specialist.family_dir / "enriched" / specialist.version
     _schema_ref_for(template, specialist.source, target_dir)
-    issues = validate("template", template)
+    issues = validate_template(template)  # keys the schema does not name are kept, as in the template
     if issues:
         raise EnrichError("enriched template fails the template schema, nothing written: "
                           + "; ".join(map(str, issues)))

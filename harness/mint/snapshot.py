@@ -21,7 +21,7 @@ from harness.jsonschemas import SchemaIssue, validate
 from harness.mint.comparison import comparison_section, iteration_of
 from harness.mint.output import write_next_numbered
 from harness.results.records import BatchRecord, RunRecord
-from harness.specialists import Specialist
+from harness.specialists import Specialist, unknown_template_keys, without_unknown_keys
 
 if TYPE_CHECKING:
     from harness.results.client import ResultsClient
@@ -44,6 +44,7 @@ class MintResult:
     snapshot_id: str  # "001"
     snapshot: dict[str, Any]
     excluded: list[dict[str, str]] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)  # template keys the schema does not name
 
 
 def harness_version() -> str:
@@ -166,7 +167,9 @@ def build_snapshot(specialist: Specialist, batch: BatchRecord, runs: Sequence[Ru
     """The snapshot document (not yet validated) and the runs left out of the comparison."""
     baseline, with_specialist, excluded = split_runs(specialist, runs)
     compared = [*baseline, *with_specialist]
-    snapshot = {k: v for k, v in specialist.template.items()
+    # A snapshot holds only what the schema names (it is checked strictly): keys a template may
+    # carry beyond that are left out (mint_snapshot reports them).
+    snapshot = {k: v for k, v in without_unknown_keys(specialist.template).items()
                 if k not in ("$schema", "benchmarks", "snapshot_metadata")}
     snapshot["benchmarks"] = {
         "test_suites": _test_suites(runs),
@@ -246,4 +249,5 @@ def mint_snapshot(specialist: Specialist, batch_id: str, output: Path, client: R
     batch, runs = fetch_batch_runs(client, batch_id)
     snapshot, excluded = build_snapshot(specialist, batch, runs, created_at=created_at)
     snapshot_id, path = write_snapshot(snapshot, output)
-    return MintResult(path=path, snapshot_id=snapshot_id, snapshot=snapshot, excluded=excluded)
+    left_out = [where for where, _ in unknown_template_keys(specialist.template)]
+    return MintResult(path=path, snapshot_id=snapshot_id, snapshot=snapshot, excluded=excluded, left_out=left_out)
