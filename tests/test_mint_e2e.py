@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import httpx
@@ -21,6 +20,8 @@ import json5
 import pytest
 import respx
 from click.testing import CliRunner
+
+from test_specialists import copy_shipped_templates
 
 REPO = Path(__file__).resolve().parents[1]
 ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"
@@ -112,11 +113,8 @@ class DocumentationAwareModel:
 
 @pytest.fixture
 def env(tmp_path, monkeypatch):
-    templates = tmp_path / "templates"
-    shutil.copytree(REPO / "templates", templates, ignore=shutil.ignore_patterns("enriched"))
-    for extra in templates.iterdir():  # only the base templates and their docs, no earlier enrichments
-        if extra.is_dir() and extra.name != "docs":
-            shutil.rmtree(extra)
+    # Only the shipped base templates and their docs: no enrichments or templates a user added.
+    templates = copy_shipped_templates(tmp_path / "templates")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("ZE_BENCHMARKS_TEMPLATES_DIR", str(templates))
     monkeypatch.setenv("ZE_BENCHMARKS_DB", str(tmp_path / "bench.db"))

@@ -3,14 +3,29 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from harness import specialists
+from harness.cli.mint import main as mint_main
 from harness.specialists import TemplateError, load_specialist, resolve_template
 
 REPO = Path(__file__).resolve().parents[1]
+# The templates the repository ships (docs/mint.md lists them). Tests use copies, so what a
+# user adds under templates/ (`mint enrich` writes enriched copies there) never changes them.
+SHIPPED_TEMPLATES = ("python-bugfixer", "node-feature-builder", "dependency-upgrader")
+
+
+def copy_shipped_templates(dest: Path) -> Path:
+    """``dest`` holding the shipped base templates and their docs/, nothing else from templates/."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in SHIPPED_TEMPLATES:
+        shutil.copy2(REPO / "templates" / f"{name}.json5", dest / f"{name}.json5")
+    shutil.copytree(REPO / "templates" / "docs", dest / "docs")
+    return dest
 
 
 def _template(**over):
@@ -226,13 +241,23 @@ def test_task_for_picks_first_matching_candidate(tmp_path):
     assert sp.task_for(["nothing"]) is None
 
 
-@pytest.mark.parametrize("path", sorted((REPO / "templates").glob("*.json5")), ids=lambda p: p.name)
-def test_shipped_templates_are_valid(path):
+def test_the_shipped_templates_are_the_ones_documented():
+    text = (REPO / "docs" / "mint.md").read_text("utf-8")
+    for name in SHIPPED_TEMPLATES:
+        assert f"`templates/{name}.json5`" in text, name
+
+
+@pytest.mark.parametrize("name", SHIPPED_TEMPLATES)
+def test_shipped_templates_are_valid(tmp_path, name):
+    path = copy_shipped_templates(tmp_path / "templates") / f"{name}.json5"
+    result = CliRunner().invoke(mint_main, ["validate", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "warning" not in result.output
     sp = load_specialist(path)
+    assert resolve_template(path).kind == "base" and sp.warnings == ()
     assert sp.preferred_agent is not None
-    for doc in sp.template.get("documentation") or []:
-        if "path" in doc:
-            assert (sp.base_dir / doc["path"]).is_file(), doc["path"]
+    assert specialists.missing_documentation(sp.template, sp.base_dir) == []
+    assert sp.task_names and sp.task_prompt(sp.preferred_model, sp.task_names[0])
 
 
 def test_agent_and_model_come_from_the_first_preferred_model_unless_given(tmp_path):

@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.bench import main
+from test_specialists import copy_shipped_templates
 
 
 @pytest.fixture(autouse=True)
@@ -16,7 +17,8 @@ def _isolated(tmp_path, monkeypatch):
     monkeypatch.setenv("ZE_BENCHMARKS_DB", str(tmp_path / "bench.db"))
     monkeypatch.setenv("ZE_BENCHMARKS_SPOOL_DIR", str(tmp_path / "spool"))
     monkeypatch.delenv("ZE_BENCHMARKS_WORKER_URL", raising=False)
-    monkeypatch.delenv("ZE_BENCHMARKS_TEMPLATES_DIR", raising=False)
+    # A copy of the shipped templates: enriched copies a user made in templates/ must not count.
+    monkeypatch.setenv("ZE_BENCHMARKS_TEMPLATES_DIR", str(copy_shipped_templates(tmp_path / "templates")))
 
 
 @pytest.mark.parametrize("option", ["--specialist", "--mint-template"])
@@ -36,5 +38,5 @@ def test_specialist_run_is_stored_with_name_version_and_prompt_fingerprint(tmp_p
     assert (run["specialistName"], run["specialistVersion"]) == ("@zebench/python-bugfixer", "1.0.0")
     assert run["agent"] == "echo"  # an explicit --agent wins over the preferred model
     assert run["metadata"]["specialistTask"] == "py-bugs"
-    assert run["metadata"]["specialistSource"].endswith("templates/python-bugfixer.json5")
+    assert run["metadata"]["specialistSource"] == "templates/python-bugfixer.json5"
     assert len(run["metadata"]["specialistPromptSha256"]) == 64
