@@ -782,8 +782,8 @@ def prepare_plan(plan: Plan, options: RunOptions, client: ResultsClient | None, 
     kind = plan_sandbox(options)
     fill_config(plan, options, kind)
     needs_store = resume or retry_errors or shard is not None
-    if needs_store and client is None:
-        raise PlanError("resuming, retrying or sharding a batch needs a results store")
+    if (resume or retry_errors) and client is None:
+        raise PlanError("resuming or retrying a batch needs its results store")
     if client is None or not (needs_store or existing_batch):
         if shard is not None:
             from harness.plan import keep_shard

@@ -72,7 +72,8 @@ def list_cmd(suite: str | None, suites_dir: Path | None, as_json: bool) -> None:
         console = make_console()
         console.print(table)
         console.print(f"Agents: {', '.join(agents)}")
-        console.print("Run one: bench SUITE SCENARIO --tier L1 --agent oracle")
+        console.print("Run one: bench SUITE SCENARIO --tier L1 --agent oracle; a whole suite: bench SUITE --agent oracle; "
+                      "see what a plan would run: add --dry-run")
     if broken:
         click.echo(f"{len(broken)} scenario(s) failed to load", err=True)
         sys.exit(1)
