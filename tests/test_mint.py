@@ -138,14 +138,18 @@ def test_per_model_figures_and_excluded_runs():
     runs.append(_run(32, 0.9, specialist=True, name="@other/thing"))
     runs.append(_run(33, None, specialist=True, status="error", failure_class="agent"))
     runs.append(_run(34, 0.0, specialist=True, status="error", failure_class="infra"))
+    runs.append(_run(35, 0.4, specialist=False, model="m2"))  # an attempt a later run redid
+    runs.append(_run(36, 0.6, specialist=False, model="m2"))
+    runs[-1].metadata["retryOf"] = "run_0035_b"
     snapshot, excluded = build_snapshot(_specialist(), BatchRecord("batch_x"), runs)
     reasons = {e["run_id"]: e["reason"] for e in excluded}
+    assert reasons["run_0035_b"] == "redone by run run_0036_b (--retry-errors)" and "run_0036_b" not in reasons
     assert "not 1.2.0" in reasons["run_0031_s"]
     assert "another specialist" in reasons["run_0032_s"]
     assert "no score" in reasons["run_0033_s"]
     assert "infra" in reasons["run_0034_s"]
     models = {m["model"]: m for m in snapshot["benchmarks"]["comparison"]["models_compared"]}
-    assert models["m2"]["baseline_score"] == 0.2 and models["m2"]["specialist_score"] is None
+    assert models["m2"]["baseline_score"] == pytest.approx(0.4) and models["m2"]["specialist_score"] is None
     assert models["m2"]["verdict"] == "not enough evidence"
     assert len(snapshot["benchmarks"]["runs"]) == len(runs)  # every run is listed, compared or not
 

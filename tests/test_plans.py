@@ -446,3 +446,12 @@ def test_the_shipped_examples_are_valid_yaml_naming_real_options(tmp_path, monke
             assert result.exit_code == 0, result.output
             plan = json.loads(result.stdout)
             assert plan["shard"] == command[command.index("--shard") + 1] and plan["cells"]
+
+
+def test_a_specialist_template_with_unknown_keys_is_run_with_a_warning(env):
+    text = (ROOT / "templates" / "python-bugfixer.json5").read_text()
+    template = env / "custom.json5"
+    template.write_text(text.replace("{", "{\n  tone: 'terse',", 1))
+    result = bench("demo", "add-one", "--agent", "oracle", "--specialist", str(template), "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert "tone: unknown key, kept but not used" in result.stderr

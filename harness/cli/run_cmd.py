@@ -197,6 +197,8 @@ def run(targets: tuple[str, ...], all_suites: bool, scenario_list: str | None, t
                 mint_spec = load_specialist(mint_template)
         except TemplateError as exc:
             _fail(str(exc))
+        for warning in dict.fromkeys([*(spec.warnings if spec else ()), *(mint_spec.warnings if mint_spec else ())]):
+            click.echo(f"warning: {warning}", err=True)
     if not choices:
         if models:
             _fail(f"--model/--models need --agent: the default agent ({DEFAULT_AGENT}) calls no model")
@@ -534,6 +536,8 @@ def _mint_batch(specialist: Any, batch_id: str, output: Path, worker_url: str | 
     except (MintError, ResultsError) as exc:
         click.echo(f"error: mint failed: {exc}", err=True)
         return False
+    for where in result.left_out:
+        click.echo(f"warning: {specialist.source}: {where}: unknown key, left out of the snapshot", err=True)
     if as_json:  # stdout carries the batch JSON; the snapshot path goes to stderr
         click.echo(f"Snapshot minted: {result.path}", err=True)
         return True

@@ -108,8 +108,11 @@ def split_runs(specialist: Specialist, runs: Sequence[RunRecord]
     """``(baseline, specialist_runs, excluded)``; every excluded run comes with its reason."""
     names = {specialist.name, specialist.unscoped_name}
     baseline, with_specialist, excluded = [], [], []
+    redone = {(r.metadata or {}).get("retryOf"): r.run_id for r in runs if (r.metadata or {}).get("retryOf")}
     for run in runs:
-        if run.total_score is None:
+        if run.run_id in redone:
+            excluded.append({"run_id": run.run_id, "reason": f"redone by run {redone[run.run_id]} (--retry-errors)"})
+        elif run.total_score is None:
             excluded.append({"run_id": run.run_id, "reason": f"no score (status {run.status})"})
         elif run.failure_class in _NOT_THE_AGENTS_FAULT:
             excluded.append({"run_id": run.run_id, "reason": f"{run.failure_class} failure, not the agent's"})
