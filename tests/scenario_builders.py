@@ -69,3 +69,15 @@ def make_scenario(
         "L2-directed.md": "In calc.py, add_one adds 2 instead of 1. Fix it and run pytest.",
     })
     return scen
+
+
+def use_local_store(monkeypatch, root: Path, suites: Path | None = None) -> None:
+    """Point every ``bench``/``mint`` command of a test at a store, spool and workspaces under
+    ``root`` (and at ``suites``), run from ``root``, with no worker URL from the environment."""
+    monkeypatch.chdir(root)
+    monkeypatch.delenv("ZE_BENCHMARKS_WORKER_URL", raising=False)
+    monkeypatch.setenv("ZE_BENCHMARKS_DB", str(root / "bench.db"))
+    monkeypatch.setenv("ZE_BENCHMARKS_SPOOL_DIR", str(root / "spool"))
+    monkeypatch.setenv("ZE_BENCHMARKS_WORKSPACES_DIR", str(root / "workspaces"))
+    if suites is not None:
+        monkeypatch.setenv("ZE_BENCHMARKS_SUITES_DIR", str(suites))

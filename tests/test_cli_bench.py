@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.bench import main
-from scenario_builders import make_scenario
+from scenario_builders import make_scenario, use_local_store
 
 YAML = """\
 id: add-one
@@ -26,12 +26,7 @@ validation:
 def env(tmp_path, monkeypatch):
     suites = tmp_path / "suites"
     make_scenario(suites, yaml_text=YAML)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("ZE_BENCHMARKS_WORKER_URL", raising=False)
-    monkeypatch.setenv("ZE_BENCHMARKS_SUITES_DIR", str(suites))
-    monkeypatch.setenv("ZE_BENCHMARKS_DB", str(tmp_path / "bench.db"))
-    monkeypatch.setenv("ZE_BENCHMARKS_SPOOL_DIR", str(tmp_path / "spool"))
-    monkeypatch.setenv("ZE_BENCHMARKS_WORKSPACES_DIR", str(tmp_path / "workspaces"))
+    use_local_store(monkeypatch, tmp_path, suites)
     return tmp_path
 
 

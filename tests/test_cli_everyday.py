@@ -40,15 +40,13 @@ import pytest  # noqa: E402
 
 from harness.results import open_client  # noqa: E402
 from harness.results.records import EvaluationRecord, RunRecord  # noqa: E402
+from scenario_builders import use_local_store  # noqa: E402
 
 
 @pytest.fixture
 def store(tmp_path, monkeypatch):
     """An empty embedded store (SQLite), used by every command through the environment."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("ZE_BENCHMARKS_WORKER_URL", raising=False)
-    monkeypatch.setenv("ZE_BENCHMARKS_DB", str(tmp_path / "bench.db"))
-    monkeypatch.setenv("ZE_BENCHMARKS_SPOOL_DIR", str(tmp_path / "spool"))
+    use_local_store(monkeypatch, tmp_path)
     return tmp_path / "bench.db"
 
 

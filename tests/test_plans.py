@@ -29,7 +29,7 @@ from harness.plan import (
     select_scenarios,
 )
 from harness.results.records import RunRecord
-from scenario_builders import make_scenario
+from scenario_builders import make_scenario, use_local_store
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = os.path.join(os.path.dirname(sys.executable), "bench")
@@ -53,13 +53,7 @@ def _suite(root: Path, names=("add-one", "two", "three")) -> Path:
 
 @pytest.fixture
 def env(tmp_path, monkeypatch):
-    suites = _suite(tmp_path, ("add-one", "two"))
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("ZE_BENCHMARKS_WORKER_URL", raising=False)
-    monkeypatch.setenv("ZE_BENCHMARKS_SUITES_DIR", str(suites))
-    monkeypatch.setenv("ZE_BENCHMARKS_DB", str(tmp_path / "bench.db"))
-    monkeypatch.setenv("ZE_BENCHMARKS_SPOOL_DIR", str(tmp_path / "spool"))
-    monkeypatch.setenv("ZE_BENCHMARKS_WORKSPACES_DIR", str(tmp_path / "workspaces"))
+    use_local_store(monkeypatch, tmp_path, _suite(tmp_path, ("add-one", "two")))
     return tmp_path
 
 
