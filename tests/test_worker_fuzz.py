@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 import sys
 import threading
 
@@ -26,6 +27,7 @@ CHECKS = ",".join(("not_a_server_error", "status_code_conformance", "content_typ
 
 def _fuzz(base_url: str, key: str | None, examples: int, seed: int,
           phases: str | None = None) -> subprocess.CompletedProcess:
+    """Run schemathesis from a temporary directory, so its example cache stays out of the checkout."""
     if not os.path.exists(SCHEMATHESIS):
         pytest.fail(f"schemathesis is not installed in {os.path.dirname(sys.executable)} (scripts/setup.sh installs it)")
     command = [SCHEMATHESIS, "run", f"{base_url}/openapi.json", "--checks", CHECKS, "--max-examples", str(examples),
@@ -34,7 +36,8 @@ def _fuzz(base_url: str, key: str | None, examples: int, seed: int,
         command += ["-H", f"Authorization: Bearer {key}"]
     if phases:
         command += ["--phases", phases]
-    return subprocess.run(command, capture_output=True, text=True, timeout=600)
+    with tempfile.TemporaryDirectory(prefix="zebench-fuzz-") as scratch:
+        return subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=scratch)
 
 
 @pytest.fixture
