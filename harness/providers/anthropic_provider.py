@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from typing import Any
 
 from harness.providers.base import Provider, classify_sdk_error
@@ -24,6 +25,7 @@ def accepts_temperature(model: str) -> bool:
 class AnthropicProvider(Provider):
     name = "anthropic"
     env_var = "ANTHROPIC_API_KEY"
+    supports_streaming = True
 
     def __init__(self, *, prompt_caching: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -72,6 +74,33 @@ class AnthropicProvider(Provider):
         except anthropic.AnthropicError as exc:
             raise classify_sdk_error(self.name, exc, anthropic) from exc
         return _parse(message, request.model)
+
+    def _send_stream(self, request: ChatRequest) -> ChatResponse:
+        """One streamed call; the first ``content_block_delta`` event is the first token."""
+        import anthropic
+
+        from harness.providers.http import body_transport_error
+
+        client = self._client()
+        first: float | None = None
+        try:
+            params = self.build_params(request)
+            started = time.monotonic()
+            with client.messages.stream(**params, timeout=request.timeout_s) as stream:
+                for event in stream:
+                    if first is None and getattr(event, "type", None) == "content_block_delta":
+                        first = time.monotonic()
+                message = stream.get_final_message()
+        except anthropic.AnthropicError as exc:
+            raise classify_sdk_error(self.name, exc, anthropic) from exc
+        except Exception as exc:
+            translated = body_transport_error(self.name, exc)
+            if translated is None:
+                raise
+            raise translated from exc
+        response = _parse(message, request.model)
+        response.ttft_ms = None if first is None else (first - started) * 1000.0
+        return response
 
 
 def _messages(messages: list[Message], prompt_caching: bool) -> list[dict[str, Any]]:

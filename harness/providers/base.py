@@ -110,6 +110,37 @@ class Provider:
         response.cost_usd = cost_for_usage(self.name, response.model or request.model, response.usage, request_model=request.model)
         return response
 
+    # -- streaming (load tests measure the time to the first token) ----------------------------
+    #: True when :meth:`chat_stream` can stream this provider's answers.
+    supports_streaming: bool = False
+
+    def _send_stream(self, request: ChatRequest) -> ChatResponse:
+        """One streamed attempt; sets ``ttft_ms`` from the moment the request is sent."""
+        raise NotImplementedError
+
+    def chat_stream(self, request: ChatRequest, *, deadline: float | None = None) -> ChatResponse:
+        """Send ``request`` as a streamed call; never answered from the cache nor stored in it.
+
+        The response is what :meth:`chat` returns, plus ``ttft_ms``: the time from sending the
+        request to the first token of the answer (None when the answer had none). Retries follow
+        the provider's policy, as for :meth:`chat`.
+        """
+        if not self.supports_streaming:
+            raise ProviderError(f"{self.name}: streaming is not supported")
+        try:
+            return self.retry.call(lambda: self._timed_stream(request), deadline=deadline)
+        except RetryableError as exc:
+            raise ProviderError(f"{self.name}: giving up after retries: {exc}") from exc
+
+    def _timed_stream(self, request: ChatRequest) -> ChatResponse:
+        start = time.monotonic()
+        response = self._send_stream(request)
+        response.latency_ms = (time.monotonic() - start) * 1000.0
+        from harness.pricing import cost_for_usage
+
+        response.cost_usd = cost_for_usage(self.name, response.model or request.model, response.usage, request_model=request.model)
+        return response
+
 
 def classify_sdk_error(provider: str, exc: Exception, sdk: Any) -> Exception:
     """Map an anthropic/openai SDK exception to :class:`RetryableError` or :class:`ProviderError`.

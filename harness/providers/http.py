@@ -6,7 +6,9 @@ seam that respx mocks in tests (so the SDKs' own request building and response p
 run), and the one place where connection limits and timeouts are set. This module gives the
 SDKs an ``httpx2.Client`` whose transport forwards each request to an ``httpx.Client``.
 Transport failures are translated back into ``httpx2`` exceptions so the SDKs classify them
-(timeout, connection error) as they normally would.
+(timeout, connection error) as they normally would. Response bodies are passed on as they
+arrive, so a streamed answer (server-sent events) reaches the SDK chunk by chunk and the time
+to its first token can be measured.
 """
 
 from __future__ import annotations
@@ -35,6 +37,29 @@ def _bridge_transport_class():
         (httpx.TransportError, httpx2.ConnectError),
     ]
 
+    def translate(exc: httpx.TransportError, request: httpx2.Request) -> Exception:
+        for source, target in errors:
+            if isinstance(exc, source):
+                return target(str(exc) or type(exc).__name__, request=request)
+        return exc
+
+    class BridgedStream(httpx2.SyncByteStream):
+        """The body of an ``httpx`` response, read as it arrives, with its errors translated."""
+
+        def __init__(self, response: httpx.Response, request: httpx2.Request) -> None:
+            self.response = response
+            self.request = request
+
+        def __iter__(self):  # noqa: ANN204 - a generator of bytes
+            try:
+                # Content-Encoding is undone here by httpx (the header is not passed on).
+                yield from self.response.iter_bytes()
+            except httpx.TransportError as exc:
+                raise translate(exc, self.request) from exc
+
+        def close(self) -> None:
+            self.response.close()
+
     class HttpxBridgeTransport(httpx2.BaseTransport):
         """An ``httpx2`` transport that sends through an ``httpx.Client``."""
 
@@ -54,18 +79,15 @@ def _bridge_transport_class():
             if isinstance(timeout, dict):
                 out.extensions["timeout"] = timeout
             try:
-                response = self.client.send(out)
+                response = self.client.send(out, stream=True)
             except httpx.TransportError as exc:
-                for source, target in errors:
-                    if isinstance(exc, source):
-                        raise target(str(exc) or type(exc).__name__, request=request) from exc
-                raise
-            # Content-Encoding was already undone by httpx; don't let httpx2 decode twice.
+                raise translate(exc, request) from exc
+            # Content-Encoding is undone by httpx; don't let httpx2 decode twice.
             headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() != "content-encoding"]
             return httpx2.Response(
                 response.status_code,
                 headers=headers,
-                content=response.content,
+                stream=BridgedStream(response, request),
                 request=request,
             )
 
@@ -88,3 +110,18 @@ def make_sdk_http_client(timeout_s: float = 120.0, transport_client: "httpx.Clie
     )
     transport = _bridge_transport_class()(inner, owns_client=transport_client is None)
     return httpx2.Client(transport=transport, timeout=timeout_s)
+
+
+def body_transport_error(provider: str, exc: BaseException) -> Exception | None:
+    """The :class:`~harness.providers.retry.RetryableError` for a transport failure raised while
+    a streamed body is read (the SDKs turn failures of sending a request into their own errors,
+    not those of a stream they iterate), or None when ``exc`` is no such failure."""
+    import httpx2
+
+    from harness.providers.retry import RetryableError
+
+    if isinstance(exc, httpx2.TimeoutException):
+        return RetryableError(f"{provider}: request timed out")
+    if isinstance(exc, httpx2.TransportError):
+        return RetryableError(f"{provider}: connection error: {exc}")
+    return None

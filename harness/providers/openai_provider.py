@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from typing import Any
 
 from harness.providers.base import Provider, classify_sdk_error
@@ -24,6 +25,7 @@ class OpenAIProvider(Provider):
     name = "openai"
     env_var: str | None = "OPENAI_API_KEY"
     key_required = True
+    supports_streaming = True
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -79,6 +81,71 @@ class OpenAIProvider(Provider):
         except openai.OpenAIError as exc:
             raise classify_sdk_error(self.name, exc, openai) from exc
         return _parse(completion, request.model, self.name)
+
+    def _send_stream(self, request: ChatRequest) -> ChatResponse:
+        """One streamed call (``stream_options.include_usage`` asks for the usage at the end)."""
+        import openai
+
+        from harness.providers.http import body_transport_error
+
+        client = self._client()
+        params = self.build_params(request)
+        params["stream"] = True
+        params["stream_options"] = {"include_usage": True}
+        first: float | None = None
+        texts: list[str] = []
+        calls: dict[int, dict[str, str]] = {}
+        usage: Any = None
+        model = ""
+        finish: str | None = None
+        try:
+            started = time.monotonic()
+            stream = client.chat.completions.create(**params, timeout=request.timeout_s)
+            try:
+                for chunk in stream:
+                    model = getattr(chunk, "model", None) or model
+                    if getattr(chunk, "usage", None) is not None:
+                        usage = chunk.usage
+                    for choice in chunk.choices or []:
+                        if choice.index != 0 or choice.delta is None:
+                            continue
+                        delta = choice.delta
+                        reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+                        if delta.content or delta.tool_calls or reasoning:
+                            first = first or time.monotonic()
+                        if delta.content:
+                            texts.append(delta.content)
+                        for tc in delta.tool_calls or []:
+                            slot = calls.setdefault(tc.index, {"id": "", "name": "", "arguments": ""})
+                            slot["id"] = tc.id or slot["id"]
+                            if tc.function is not None:
+                                slot["name"] += tc.function.name or ""
+                                slot["arguments"] += tc.function.arguments or ""
+                        finish = choice.finish_reason or finish
+            finally:
+                stream.close()
+        except openai.OpenAIError as exc:
+            raise classify_sdk_error(self.name, exc, openai) from exc
+        except Exception as exc:
+            translated = body_transport_error(self.name, exc)
+            if translated is None:
+                raise
+            raise translated from exc
+        tool_calls = [
+            ToolCall(id=c["id"] or f"call_{i}", name=c["name"], arguments=parse_arguments(c["arguments"]),
+                     raw_arguments=c["arguments"])
+            for i, c in sorted(calls.items())
+        ]
+        return ChatResponse(
+            text="".join(texts),
+            tool_calls=tool_calls,
+            usage=_usage(usage),
+            model=model or request.model,
+            stop_reason=finish,
+            latency_ms=0.0,
+            cost_usd=None,
+            ttft_ms=None if first is None else (first - started) * 1000.0,
+        )
 
 
 class OpenRouterProvider(OpenAIProvider):
@@ -157,22 +224,26 @@ def _parse(completion: Any, requested_model: str, provider: str) -> ChatResponse
             continue
         raw = fn.arguments or ""
         calls.append(ToolCall(id=tc.id or f"call_{i}", name=fn.name, arguments=parse_arguments(raw), raw_arguments=raw))
-    usage = completion.usage
-    prompt = getattr(usage, "prompt_tokens", 0) or 0
-    details = getattr(usage, "prompt_tokens_details", None)
-    cached = (getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
     return ChatResponse(
         text=message.content or "",
         tool_calls=calls,
-        # Usage.input_tokens counts uncached input, as Anthropic reports it; cached reads apart.
-        usage=Usage(
-            input_tokens=max(0, prompt - cached),
-            output_tokens=getattr(usage, "completion_tokens", 0) or 0,
-            cache_read_tokens=cached,
-            cache_write_tokens=0,
-        ),
+        usage=_usage(completion.usage),
         model=completion.model or requested_model,
         stop_reason=choice.finish_reason,
         latency_ms=0.0,
         cost_usd=None,
+    )
+
+
+def _usage(usage: Any) -> Usage:
+    """The normalised usage of a completion (zeros when the server reported none)."""
+    prompt = getattr(usage, "prompt_tokens", 0) or 0
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = (getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
+    # Usage.input_tokens counts uncached input, as Anthropic reports it; cached reads apart.
+    return Usage(
+        input_tokens=max(0, prompt - cached),
+        output_tokens=getattr(usage, "completion_tokens", 0) or 0,
+        cache_read_tokens=cached,
+        cache_write_tokens=0,
     )

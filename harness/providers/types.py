@@ -84,6 +84,9 @@ class ChatResponse:
     latency_ms: float
     cost_usd: float | None  # None when the model has no price in the table
     cached: bool = False  # served from the disk cache (no new spend)
+    # Streamed calls only (Provider.chat_stream): ms from sending the request to the first
+    # token of the answer; None when the call was not streamed or the answer had no token.
+    ttft_ms: float | None = None
 
 
 class ProviderError(RuntimeError):
