@@ -83,3 +83,17 @@ def test_agents_and_tools_never_see_scenarios_grading_or_results():
 def test_processes_start_only_in_the_sandbox_and_two_named_modules():
     starters = _importers("subprocess") | _importers("os.system") | _importers("os.posix_spawn")
     assert {m for m in starters if not m.startswith("harness.sandbox")} == {"harness.local_model", "harness.doctor"}
+
+
+def test_worker_analysis_imports_only_the_standard_library_and_itself():
+    """worker/analysis/ runs in the CLI and in the Cloudflare Python Worker (Pyodide): the
+    standard library and other worker.analysis modules only."""
+    import sys
+
+    own = {m for m in IMPORTS if m == "worker.analysis" or m.startswith("worker.analysis.")}
+    assert "worker.analysis.stats" in own
+    for module in own:
+        outside = {n for n in IMPORTS[module]
+                   if not (n == "worker.analysis" or n.startswith("worker.analysis.")
+                           or n.split(".")[0] in sys.stdlib_module_names)}
+        assert outside == set(), module
