@@ -17,7 +17,7 @@ from typing import Any, Awaitable, Callable
 from worker import store
 from worker.config import WorkerConfig
 from worker.messages import HttpError, Request, Response, json_response
-from worker.schema import BATCH_FIELDS, RUN_FIELDS, parse_json_body, validate_object
+from worker.schema import BATCH_FIELDS, RUN_FIELDS, STRESS_FIELDS, parse_json_body, validate_object
 from worker.storage import Storage, StorageError
 
 Handler = Callable[["WorkerApp", Request, dict[str, str]], Awaitable[Response]]
@@ -194,6 +194,22 @@ class WorkerApp:
         return json_response(201 if created else 200,
                              {"success": True, "batchId": batch["batchId"], "batch": summary})
 
+    async def post_stress(self, request: Request, params: dict[str, str]) -> Response:
+        record = validate_object(STRESS_FIELDS, parse_json_body(request.body))
+        stored = await store.store_stress(self.storage, record, self.now_ms())
+        return json_response(201 if stored else 200,
+                             {"success": True, "id": record["id"], "duplicate": not stored})
+
+    async def list_stress(self, request: Request, params: dict[str, str]) -> Response:
+        runs, cursor = await store.list_stress(self.storage, request.query)
+        return json_response(200, runs, _cursor_header(cursor))
+
+    async def get_stress(self, request: Request, params: dict[str, str]) -> Response:
+        found = await store.get_stress(self.storage, params["id"])
+        if found is None:
+            raise HttpError(404, "stress run not found", f"no stress run {params['id']}")
+        return json_response(200, found)
+
     async def _require_run(self, run_id: str) -> dict[str, Any]:
         run = await store.get_run(self.storage, run_id)
         if run is None:
@@ -222,6 +238,9 @@ ROUTES: tuple[tuple[str, str, Handler], ...] = (
     ("/api/stats/agents", "GET", WorkerApp.agent_stats),
     ("/api/results", "POST", WorkerApp.post_result),
     ("/api/results/batch", "POST", WorkerApp.post_batch),
+    ("/api/stress", "GET", WorkerApp.list_stress),
+    ("/api/stress", "POST", WorkerApp.post_stress),
+    ("/api/stress/{id}", "GET", WorkerApp.get_stress),
 )
 
 

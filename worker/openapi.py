@@ -14,6 +14,8 @@ from worker.schema import (
     FAILURE_CLASSES,
     RUN_FIELDS,
     RUN_STATUSES,
+    STRESS_FIELDS,
+    STRESS_STATUSES,
     json_schema,
 )
 
@@ -90,6 +92,16 @@ SCHEMAS: dict[str, Any] = {
     }),
     "RunPost": json_schema(RUN_FIELDS),
     "BatchPost": json_schema(BATCH_FIELDS),
+    "StressRunSummary": _obj({
+        "id": _STR, "createdAt": {"type": "integer", "description": "unix ms, when stored"},
+        "startedAt": _NSTR, "completedAt": _NSTR, "provider": _STR, "model": _STR, "profile": _STR,
+        "status": {"enum": list(STRESS_STATUSES)}, "config": _OBJ, "summary": _OBJ,
+    }),
+    "PostStressResponse": _obj({"success": {"const": True}, "id": _STR, "duplicate": _BOOL}),
+    "StressPost": json_schema(STRESS_FIELDS),
+}
+SCHEMAS["StressRun"] = {
+    "allOf": [_ref("StressRunSummary"), _obj({"steps": {"type": "array", "items": _OBJ}})],
 }
 SCHEMAS["BatchDetail"] = {
     "allOf": [_ref("Batch"), _obj({
@@ -131,6 +143,13 @@ _RUN_FILTER_PARAMS = [
     {"name": "configHash", "in": "query", "schema": _STR},
     {"name": "specialistEnabled", "in": "query", "schema": {"enum": ["true", "false"]}},
 ]
+_STRESS_FILTER_PARAMS = [
+    {"name": "provider", "in": "query", "schema": _STR},
+    {"name": "model", "in": "query", "schema": _STR},
+    {"name": "profile", "in": "query", "schema": _STR},
+    {"name": "status", "in": "query", "schema": {"enum": list(STRESS_STATUSES)}},
+]
+_STRESS_ID = [{"name": "id", "in": "path", "required": True, "schema": _STR}]
 _RUN_ID = [{"name": "runId", "in": "path", "required": True, "schema": _STR}]
 _BATCH_ID = [{"name": "batchId", "in": "path", "required": True, "schema": _STR}]
 _AUTH = [{"bearer": []}]
@@ -200,6 +219,24 @@ def openapi_document() -> dict[str, Any]:
                 **_WRITE_ERRORS,
             },
         }},
+        "/api/stress": {
+            **_get("Stress runs (load tests of model endpoints) without their steps, newest first",
+                   _json({"type": "array", "items": _ref("StressRunSummary")}, headers=_CURSOR),
+                   [*_STRESS_FILTER_PARAMS, *_PAGE_PARAMS], query=True),
+            "post": {
+                "summary": "Store one stress run (idempotent on id)",
+                "security": _AUTH,
+                "requestBody": {"required": True,
+                                "content": {"application/json": {"schema": _ref("StressPost")}}},
+                "responses": {
+                    "201": _json(_ref("PostStressResponse"), "Stored"),
+                    "200": _json(_ref("PostStressResponse"), "Already stored with the same content"),
+                    "409": _json(_ref("Error"), "Already stored with different content"),
+                    **_WRITE_ERRORS,
+                },
+            },
+        },
+        "/api/stress/{id}": _get("A stress run with its steps", _json(_ref("StressRun")), _STRESS_ID, True),
     }
     return {
         "openapi": "3.1.0",

@@ -125,6 +125,33 @@ BATCH_FIELDS = (
     Field("metadata", "object", nullable=True, max_length=MAX_METADATA_BYTES),
 )
 
+# Load tests of model endpoints (``bench stress``): the harness computes the figures, the
+# worker stores them. Profiles are names, not an enum, so a newer harness's profile is stored
+# by an older worker.
+STRESS_STATUSES = ("completed", "interrupted", "budget_exceeded", "failed")
+MAX_STRESS_CONFIG_BYTES = 16 * 1024
+MAX_STRESS_SUMMARY_BYTES = 32 * 1024
+MAX_STRESS_STEPS = 1000
+MAX_STRESS_STEP_BYTES = 8 * 1024
+
+STRESS_FIELDS = (
+    _id("id", required=True),
+    _name("provider", required=True),
+    _name("model", required=True),
+    _name("profile", required=True, description="ramp, sustained, spike, large-input, rate-limit, "
+                                                  "failure-recovery"),
+    Field("status", "string", default="completed", enum=STRESS_STATUSES),
+    Field("startedAt", "string", nullable=True, max_length=64, description="ISO 8601"),
+    Field("completedAt", "string", nullable=True, max_length=64, description="ISO 8601"),
+    Field("config", "object", nullable=True, max_length=MAX_STRESS_CONFIG_BYTES,
+          description="The test's settings, as the harness chose them."),
+    Field("summary", "object", nullable=True, max_length=MAX_STRESS_SUMMARY_BYTES,
+          description="Totals, knee, breaking point, recovery and resilience (docs/analysis.md)."),
+    Field("steps", "array", default=(), max_length=MAX_STRESS_STEPS,
+          item=Field("step", "object", required=True, max_length=MAX_STRESS_STEP_BYTES),
+          description="One object per step: load, requests, throughput, latency and errors."),
+)
+
 
 # ---------------------------------------------------------------------------------- parsing
 

@@ -6,9 +6,11 @@ from harness.results.records import (
     BatchRecord,
     EvaluationRecord,
     RunRecord,
+    StressRecord,
     Telemetry,
     new_batch_id,
     new_run_id,
+    new_stress_id,
 )
 from harness.results.spool import Spool, SyncReport
 from harness.results.worker_client import WorkerClient
@@ -22,10 +24,12 @@ __all__ = [
     "ResultsError",
     "RunRecord",
     "Spool",
+    "StressRecord",
     "SyncReport",
     "Telemetry",
     "WorkerClient",
     "new_batch_id",
     "new_run_id",
+    "new_stress_id",
     "open_client",
 ]

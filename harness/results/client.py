@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, Literal
 
-from harness.results.records import BatchRecord, RunRecord
+from harness.results.records import BatchRecord, RunRecord, StressRecord
 
 PostOutcome = Literal["stored", "duplicate", "spooled"]
 
@@ -58,6 +58,19 @@ class ResultsClient(ABC):
 
     @abstractmethod
     def stats(self) -> dict[str, Any]: ...
+
+    # Stress runs (``bench stress``). Not abstract: a client that stores no stress runs says so.
+    def post_stress(self, record: StressRecord) -> PostOutcome:
+        """Store one stress run; "stored", "duplicate" or "spooled" like a run."""
+        raise ResultsError(f"{type(self).__name__} does not store stress runs")
+
+    def list_stress(self, limit: int = 20, **filters: Any) -> list[StressRecord]:
+        """Stress runs without their steps, newest first; filters provider, model, profile, status."""
+        raise ResultsError(f"{type(self).__name__} does not store stress runs")
+
+    def get_stress(self, stress_id: str) -> StressRecord | None:
+        """One stress run with its steps, or None."""
+        raise ResultsError(f"{type(self).__name__} does not store stress runs")
 
     def close(self) -> None:  # noqa: B027 - optional hook
         pass

@@ -27,6 +27,10 @@ def new_batch_id() -> str:
     return f"batch_{int(time.time() * 1000)}_{_rand36(6)}"
 
 
+def new_stress_id() -> str:
+    return f"stress_{int(time.time() * 1000)}_{_rand36(8)}"
+
+
 @dataclass
 class EvaluationRecord:
     evaluator_name: str
@@ -233,6 +237,59 @@ class BatchRecord:
             metadata=d.get("metadata") or {},
             breakdowns=d.get("breakdowns") or {},
             runs=[RunRecord.from_wire(r) for r in d.get("runs") or []],
+        )
+
+
+StressStatus = Literal["completed", "interrupted", "budget_exceeded", "failed"]
+
+
+@dataclass
+class StressRecord:
+    """One load test of a model endpoint (``bench stress``): its settings, summary and steps
+    (docs/analysis.md, "Stress tests")."""
+
+    stress_id: str
+    provider: str
+    model: str
+    profile: str
+    status: StressStatus = "completed"
+    started_at: str | None = None  # ISO 8601 UTC
+    completed_at: str | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+    summary: dict[str, Any] = field(default_factory=dict)
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    created_at: int | None = None  # unix ms, set by the store
+
+    def to_wire(self) -> dict[str, Any]:
+        """The POST /api/stress body."""
+        return {
+            "id": self.stress_id,
+            "provider": self.provider,
+            "model": self.model,
+            "profile": self.profile,
+            "status": self.status,
+            "startedAt": self.started_at,
+            "completedAt": self.completed_at,
+            "config": self.config,
+            "summary": self.summary,
+            "steps": self.steps,
+        }
+
+    @classmethod
+    def from_wire(cls, d: dict[str, Any]) -> "StressRecord":
+        """From GET /api/stress/:id (with steps) or an item of GET /api/stress (without)."""
+        return cls(
+            stress_id=d["id"],
+            provider=d["provider"],
+            model=d["model"],
+            profile=d["profile"],
+            status=d.get("status") or "completed",
+            started_at=d.get("startedAt"),
+            completed_at=d.get("completedAt"),
+            config=d.get("config") or {},
+            summary=d.get("summary") or {},
+            steps=d.get("steps") or [],
+            created_at=d.get("createdAt"),
         )
 
 

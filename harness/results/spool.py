@@ -23,7 +23,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Literal
 
-Kind = Literal["run", "batch"]
+Kind = Literal["run", "batch", "stress"]
+KINDS = ("run", "batch", "stress")
 #: What sending one spooled request did. "failed": the worker answered but could not take it
 #: now (kept pending); "unavailable": the worker cannot be reached (delivery stops).
 DeliveryOutcome = Literal["stored", "duplicate", "rejected", "failed", "unavailable"]
@@ -44,7 +45,15 @@ class SpoolEntry:
 
     @property
     def key(self) -> str:
-        return str(self.body.get("runId") if self.kind == "run" else self.body.get("batchId"))
+        return record_key(self.kind, self.body)
+
+
+def record_key(kind: str, body: dict[str, Any]) -> str:
+    """The id of a spooled request's record: ``runId``, ``batchId`` or a stress run's ``id``."""
+    return str(body.get(KEY_FIELDS.get(kind, "id")))
+
+
+KEY_FIELDS = {"run": "runId", "batch": "batchId", "stress": "id"}
 
 
 @dataclass
@@ -72,7 +81,7 @@ class Spool:
     def add(self, kind: Kind, body: dict[str, Any], reason: str, destination: str | None = None) -> str:
         """Persist one request for ``destination`` durably; return its file path."""
         os.makedirs(self.pending_dir, exist_ok=True)
-        key = str(body.get("runId") if kind == "run" else body.get("batchId"))
+        key = record_key(kind, body)
         safe_key = "".join(c if c.isalnum() or c in "_.-" else "_" for c in key)[:100]
         name = f"{time.time_ns():020d}-{os.getpid()}-{next(_counter):06d}-{kind}-{safe_key}.json"
         record = {"kind": kind, "body": body, "reason": reason, "destination": destination,
@@ -214,8 +223,8 @@ def _read_entry(path: str) -> SpoolEntry:
     if not isinstance(record, dict):
         raise ValueError(f"expected a JSON object, found {type(record).__name__}")
     kind, body = record.get("kind"), record.get("body")
-    if kind not in ("run", "batch"):
-        raise ValueError(f"'kind' is {kind!r}, not 'run' or 'batch'")
+    if kind not in KINDS:
+        raise ValueError(f"'kind' is {kind!r}, not one of {', '.join(repr(k) for k in KINDS)}")
     if not isinstance(body, dict):
         raise ValueError("'body' is not a JSON object")
     destination = record.get("destination")

@@ -14,8 +14,8 @@ import logging
 from typing import Any, Literal
 
 from harness.results.client import NotAWorkerError, PostOutcome, ResultsClient, ResultsError
-from harness.results.records import BatchRecord, RunRecord
-from harness.results.spool import DeliveryOutcome, Spool, SpoolEntry, SyncReport
+from harness.results.records import BatchRecord, RunRecord, StressRecord
+from harness.results.spool import KEY_FIELDS, DeliveryOutcome, Kind, Spool, SpoolEntry, SyncReport, record_key
 from harness.results.transport import Transport, TransportResponse, TransportUnavailable
 from harness.secrets import Redactor
 
@@ -35,6 +35,8 @@ _PAGE_MAX = 500
 # not by changing the run.
 _SPOOL_STATUSES = frozenset({401, 403, 404, 405, 408, 429})
 SERVICE_NAME = "zebench-results"
+# Where each kind of record is posted (and where its spooled copy is delivered).
+POST_PATHS = {"run": "/api/results", "batch": "/api/results/batch", "stress": "/api/stress"}
 API_VERSIONS = frozenset({1})
 
 
@@ -86,7 +88,12 @@ class WorkerClient(ResultsClient):
         """Create or update ``batch`` (spooled like a run when the worker is unreachable)."""
         return self._post("batch", "/api/results/batch", batch.to_wire())
 
-    def _post(self, kind: Literal["run", "batch"], path: str, body: dict[str, Any]) -> PostOutcome:
+    def post_stress(self, record: StressRecord) -> PostOutcome:
+        """Store a stress run (idempotent on its id; spooled like a run when the worker is
+        unreachable). Raises :class:`ResultsError` when the worker refuses it for good."""
+        return self._post("stress", "/api/stress", record.to_wire())
+
+    def _post(self, kind: Kind, path: str, body: dict[str, Any]) -> PostOutcome:
         # No secret of this process's environment is ever stored or spooled, wherever it hid
         # (a transcript, a command's output, an error message).
         body = Redactor.from_environment().data(body)
@@ -110,7 +117,7 @@ class WorkerClient(ResultsClient):
         raise ResultsError(f"{self.transport.description} refused {kind} "
                            f"{_key(kind, body)}: HTTP {resp.status} {resp.error_text()}{kept}")
 
-    def _spool(self, kind: Literal["run", "batch"], body: dict[str, Any], reason: str,
+    def _spool(self, kind: Kind, body: dict[str, Any], reason: str,
                quiet: bool = False) -> Any:
         if self.spool is None:
             raise ResultsError(f"{self.transport.description}: {reason}")
@@ -139,7 +146,7 @@ class WorkerClient(ResultsClient):
         return report
 
     def _send_spooled(self, entry: SpoolEntry) -> DeliveryOutcome:
-        path = "/api/results" if entry.kind == "run" else "/api/results/batch"
+        path = POST_PATHS[entry.kind]
         try:
             self.verify()
             resp = self.transport.request("POST", path, body=entry.body)
@@ -227,6 +234,16 @@ class WorkerClient(ResultsClient):
             return None
         return BatchRecord.from_wire(resp.body)
 
+    def list_stress(self, limit: int = 20, **filters: Any) -> list[StressRecord]:
+        query = {name: value for name, value in filters.items() if value is not None}
+        return [StressRecord.from_wire(d) for d in self._pages("/api/stress", query, limit)]
+
+    def get_stress(self, stress_id: str) -> StressRecord | None:
+        resp = self._get(f"/api/stress/{_quote(stress_id)}")
+        if resp.status == 404:
+            return None
+        return StressRecord.from_wire(resp.body)
+
     def stats(self) -> dict[str, Any]:
         """``/api/stats`` totals, with the per-agent rows of ``/api/stats/agents`` under "agents"."""
         totals = dict(self._get("/api/stats").body)
@@ -248,7 +265,7 @@ def _classify(resp: TransportResponse) -> Literal["stored", "duplicate", "retry"
 
 def _check_echo(kind: str, body: dict[str, Any], resp: TransportResponse, where: str) -> None:
     """A store is confirmed only by the worker naming what it stored."""
-    field = "runId" if kind == "run" else "batchId"
+    field = KEY_FIELDS[kind]
     answer = resp.body if isinstance(resp.body, dict) else {}
     if answer.get(field) != body.get(field):
         raise NotAWorkerError(f"{where} answered HTTP {resp.status} to POST of {kind} {body.get(field)} "
@@ -256,7 +273,7 @@ def _check_echo(kind: str, body: dict[str, Any], resp: TransportResponse, where:
 
 
 def _key(kind: str, body: dict[str, Any]) -> str:
-    return str(body.get("runId") if kind == "run" else body.get("batchId"))
+    return record_key(kind, body)
 
 
 def _quote(value: str) -> str:
