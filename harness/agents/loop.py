@@ -8,7 +8,13 @@ that point is kept: telemetry, the transcript, the ``ask_user`` log.
 
 Telemetry is measured, never estimated: tokens and cache tokens as the API reported them,
 cost from the price table (``None`` as soon as one call's price is unknown), the latency of
-every model call, tool calls and turns.
+every model call, tool calls and turns, and the wall time spent in model calls and in tools.
+An answer replayed from the response cache keeps the usage and cost of the call it replays;
+its original latency is kept apart (``replayed_latencies_ms``), never as a latency of this run.
+
+A provider failure that is not the agent's (:attr:`ProviderError.infrastructure`: the API
+unavailable after retries, credentials refused) ends the run as ``error`` with
+``error_kind="infra"``, whatever turns were done before it.
 """
 
 from __future__ import annotations
@@ -95,6 +101,8 @@ def run_tool_loop(ctx: AgentContext, provider: "Provider", toolset: "Toolset", s
     transcript.add({"role": "user", "content": ctx.prompt})
     cost: float | None = 0.0
     stop_note: str | None = None
+    result.model_ms = 0.0
+    result.tool_ms = 0.0
 
     def out_of_time() -> bool:
         return ctx.deadline is not None and time.monotonic() >= ctx.deadline
@@ -123,24 +131,39 @@ def run_tool_loop(ctx: AgentContext, provider: "Provider", toolset: "Toolset", s
                 temperature=settings.temperature,
                 timeout_s=call_timeout,
             )
+            called = time.monotonic()
             try:
+                # Answers are always recorded, so that a later run can replay this one on purpose.
                 response: ChatResponse = provider.chat(
-                    request, repeat_index=ctx.repeat_index, use_cache=ctx.use_cache, deadline=ctx.deadline
+                    request, repeat_index=ctx.repeat_index, use_cache=ctx.use_cache, deadline=ctx.deadline,
+                    record=True,
                 )
             except ProviderError as exc:
                 if out_of_time():
                     result.status, stop_note = "timeout", f"the run's wall-clock limit was reached during a model call ({exc})"
                 else:
                     result.status, result.error = "error", str(exc)
-                    stop_note = f"model call failed: {exc}"
+                    if exc.infrastructure:
+                        result.error_kind = "infra"
+                        stop_note = (f"model provider failed after {result.turns} answered turn(s), not the agent: "
+                                     f"{exc}")
+                    else:
+                        stop_note = f"model call failed: {exc}"
                 break
+            finally:
+                result.model_ms += (time.monotonic() - called) * 1000.0
 
             result.turns += 1
+            result.model_calls += 1
             result.tokens_in += response.usage.input_tokens
             result.tokens_out += response.usage.output_tokens
             result.cache_read_tokens += response.usage.cache_read_tokens
             result.cache_write_tokens += response.usage.cache_write_tokens
-            result.latencies_ms.append(response.latency_ms)
+            if response.cached:
+                result.cached_calls += 1
+                result.replayed_latencies_ms.append(response.latency_ms)
+            else:
+                result.latencies_ms.append(response.latency_ms)
             cost = None if (cost is None or response.cost_usd is None) else cost + response.cost_usd
             if response.model:
                 result.model = response.model
@@ -180,7 +203,11 @@ def run_tool_loop(ctx: AgentContext, provider: "Provider", toolset: "Toolset", s
                 elif out_of_time():
                     tool_result_content, is_error = "not run: the run's wall-clock limit was reached", True
                 else:
-                    executed = toolset.execute(call.name, call.arguments)
+                    started = time.monotonic()
+                    try:
+                        executed = toolset.execute(call.name, call.arguments)
+                    finally:
+                        result.tool_ms += (time.monotonic() - started) * 1000.0
                     tool_result_content, is_error = executed.content, executed.is_error
                     result.tool_calls += 1
                 messages.append(

@@ -25,6 +25,7 @@ _COMMAND_MODULES = (
     ("harness.cli.sync_cmd", "sync"),
     ("harness.cli.prices_cmd", "prices"),
     ("harness.cli.doctor_cmd", "doctor"),
+    ("harness.cli.profile_cmd", "profile"),
 )
 
 

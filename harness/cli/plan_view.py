@@ -82,6 +82,9 @@ class PlanProgress:
             self.passed += 1 if rec.is_successful else 0
             score = "-" if rec.total_score is None else f"{rec.total_score:.2f}"
             status = rec.status + (f"/{rec.failure_class}" if rec.failure_class else "")
+            meta = rec.metadata or {}
+            if meta.get("cached"):  # replayed answers: say so where the run is first seen
+                status += f" cached {meta.get('cachedCalls', '?')}/{meta.get('modelCalls', '?')}"
             line = f"[{self.done}/{self.total}] {label}: {status} score {score} ({rec.run_id})"
             if self.progress is not None:
                 self.progress.console.print(line, highlight=False)

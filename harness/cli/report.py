@@ -30,6 +30,15 @@ def score_text(score: float | None) -> str:
     return "-" if score is None else f"{score:.2f}"
 
 
+def cached_text(run: RunRecord) -> str | None:
+    """``cached 4/4`` for a run whose model answers were replayed from the response cache."""
+    meta = run.metadata or {}
+    if not meta.get("cached"):
+        return None
+    calls, cached = meta.get("modelCalls"), meta.get("cachedCalls")
+    return f"cached {cached}/{calls}" if isinstance(calls, int) and isinstance(cached, int) else "cached"
+
+
 def run_json(run: RunRecord, transcript: bool = False) -> dict[str, Any]:
     """A run's wire form, without the transcript unless asked (it can be large)."""
     data = run.to_wire()
@@ -84,6 +93,14 @@ def render_run(console: Console, run: RunRecord, threshold: float | None = None,
         console.print(f"  Error: {run.metadata['error']}", style="red")
     if run.metadata.get("agentError"):
         console.print(f"  Agent error: {str(run.metadata['agentError']).splitlines()[0]}", style="red")
+    infra = run.metadata.get("infraFailure")
+    if isinstance(infra, dict):
+        console.print(f"  Infra:    the model provider failed, not the agent (after {infra.get('turnsDone', 0)} "
+                      "answered turn(s)); retry with --retry-errors", style="yellow")
+    cached = cached_text(run)
+    if cached:
+        console.print(f"  Cached:   {cached} model answers replayed from the response cache (--cache replay): "
+                      "not a new sample; cost and tokens are the original calls'", style="yellow")
     console.print()
     console.print("[bold]Scores:[/bold]")
     if not run.evaluations:
@@ -114,13 +131,17 @@ def render_run(console: Console, run: RunRecord, threshold: float | None = None,
     gating = run.metadata.get("gatingFailures")
     if gating:
         console.print(f"  [red]gating command failed: {', '.join(gating)}[/red]")
+    broken = run.metadata.get("workspaceErrors")
+    if broken:
+        console.print(f"  [red]could not grade the agent's output: {', '.join(map(str, broken))}[/red]")
     t = run.telemetry
     if t is not None:
         console.print()
         console.print("[bold]Telemetry:[/bold]")
         console.print(f"  Duration:   {t.duration_ms / 1000:.1f}s")
         console.print(f"  Tokens:     {t.tokens_in:,} in / {t.tokens_out:,} out")
-        console.print(f"  Cost:       {'unknown' if t.cost_usd is None else f'${t.cost_usd:.4f}'}")
+        cost = "unknown" if t.cost_usd is None else f"${t.cost_usd:.4f}"
+        console.print(f"  Cost:       {cost}{' (of the original calls, replayed)' if cached else ''}")
         console.print(f"  Tool calls: {t.tool_calls}   Turns: {t.turns}")
         if t.judge_tokens_in or t.judge_tokens_out:
             judge_cost = "unknown" if t.judge_cost_usd is None else f"${t.judge_cost_usd:.4f}"
@@ -164,6 +185,10 @@ def batch_summary_table(batch: BatchRecord) -> Table:
     state = completeness(meta, batch.runs) if batch.runs else None
     if state is not None:
         table.add_row("Cells", Text(state.describe(), style="yellow" if state.complete is False else ""))
+    replayed = sum(1 for r in batch.runs or [] if (r.metadata or {}).get("cached"))
+    if replayed:
+        table.add_row("Cached", Text(f"{replayed} run(s) replayed model answers from the cache (--cache replay): "
+                                     "not new samples", style="yellow"))
     retried = sum(1 for r in batch.runs or [] if (r.metadata or {}).get("retryOf"))
     if retried:
         table.add_row("Retried", f"{retried} run(s) redo an earlier attempt; the aggregates count the latest")
@@ -183,7 +208,8 @@ def runs_table(runs: list[RunRecord], title: str | None = None, show_started: bo
     show_model = any(r.model for r in runs)
     show_suite = len({r.suite for r in runs}) > 1
     columns = ["run"] + (["started"] if show_started else []) + ["scenario", "tier", "agent"]
-    columns += (["model"] if show_model else []) + ["status", "score", "ok"]
+    show_cache = any(cached_text(r) for r in runs)
+    columns += (["model"] if show_model else []) + ["status", "score", "ok"] + (["cache"] if show_cache else [])
     for col in columns:
         table.add_column(col, justify="right" if col == "score" else "center" if col == "ok" else "left",
                          no_wrap=col in ("run", "started", "score"), overflow="fold")
@@ -194,6 +220,7 @@ def runs_table(runs: list[RunRecord], title: str | None = None, show_started: bo
         row += ([r.model or "-"] if show_model else [])
         row += [Text(status, style=_STATUS_STYLE.get(r.status, "")), score_text(r.total_score),
                 "✓" if r.is_successful else "✗"]
+        row += [Text(cached_text(r) or "", style="yellow")] if show_cache else []
         table.add_row(*row)
     return table
 

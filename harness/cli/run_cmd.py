@@ -77,7 +77,11 @@ def _split(values: tuple[str, ...] | list[str] | str | None) -> list[str]:
 @click.option("--max-turns", type=click.IntRange(min=1), default=None, help="Agent turn budget (default 50).")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=None, help="Total token budget per run.")
 @click.option("--max-cost", type=click.FloatRange(min=0), default=None, help="Cost budget per run, USD.")
-@click.option("--no-cache", is_flag=True, help="Bypass the model response cache.")
+@click.option("--cache", "cache", type=click.Choice(["off", "replay"]), default=None,
+              help="off (default): every model request is sent, so each run is a new sample (answers are "
+                   "still recorded); replay: answers recorded for the same request and iteration are "
+                   "replayed, with their original cost and tokens, and the run is marked cached.")
+@click.option("--no-cache", is_flag=True, help="The same as --cache off (the default).")
 @click.option("--suites-dir", type=click.Path(file_okay=False, path_type=Path), envvar="ZE_BENCHMARKS_SUITES_DIR",
               default=None, help="Where suites live (default: $ZE_BENCHMARKS_SUITES_DIR, else the repository's suites/).")
 @click.option("--workspaces-dir", type=click.Path(file_okay=False, path_type=Path),
@@ -111,7 +115,8 @@ def run(targets: tuple[str, ...], all_suites: bool, scenario_list: str | None, t
         base_url: str | None, iterations: int, parallel: int, batch_id: str | None, resume_id: str | None,
         retry_errors: bool, force: bool, shard_text: str | None, dry_run: bool, skip_warmup: bool,
         keep_workspace: bool, timeout_minutes: float | None, max_turns: int | None, max_tokens: int | None,
-        max_cost: float | None, no_cache: bool, suites_dir: Path | None, workspaces_dir: Path | None,
+        max_cost: float | None, cache: str | None, no_cache: bool, suites_dir: Path | None,
+        workspaces_dir: Path | None,
         sandbox_mode: str, judge: str | None, judge_base_url: str | None, worker_url: str | None,
         db_path: str | None, specialist: str | None, mint_template: str | None, mint_output: Path,
         as_json: bool, verbose: bool) -> None:
@@ -135,6 +140,7 @@ def run(targets: tuple[str, ...], all_suites: bool, scenario_list: str | None, t
       bench node-features retry-backoff --agent openai --base-url http://127.0.0.1:8080/v1
       bench py-bugs --agent openai --models gpt-4.1-mini,gpt-4.1 --batch-id nightly
       bench py-bugs --agent openai --resume nightly
+      bench py-bugs --agent openai --batch-id rejudge --cache replay
       bench py-bugs --agent openai --batch-id nightly --retry-errors
       bench --all --agent oracle --batch-id ci-42 --shard 2/4
       bench py-bugs pagination-off-by-one --specialist python-bugfixer --iterations 3 \\
@@ -154,6 +160,8 @@ def run(targets: tuple[str, ...], all_suites: bool, scenario_list: str | None, t
     for name, value in (("--resume" if resume_id else "--batch-id", batch_id),):
         if value is not None and id_problem(value):
             _fail(f"{name}: {id_problem(value)}")
+    if no_cache and cache == "replay":
+        _fail("--no-cache and --cache replay contradict each other; give one")
     if retry_errors and batch_id is None:
         _fail("--retry-errors needs the batch to retry: --batch-id BATCH_ID (errors only) or --resume BATCH_ID "
               "(errors and missing cells)")
@@ -224,7 +232,7 @@ def run(targets: tuple[str, ...], all_suites: bool, scenario_list: str | None, t
         agent=plan.groups[0].agent, model=plan.groups[0].model, iterations=iterations, parallel=parallel,
         batch_id=plan.batch_id, skip_warmup=skip_warmup, keep_workspace=keep_workspace,
         workspaces_root=workspaces_dir, budgets=budgets, timeout_minutes=timeout_minutes,
-        agent_options=agent_options, use_cache=not no_cache, specialist=plan.groups[0].specialist,
+        agent_options=agent_options, use_cache=cache == "replay", specialist=plan.groups[0].specialist,
         judge=_judge_choice(judge, judge_base_url), sandbox=_sandbox_kind(sandbox_mode, as_json or dry_run),
     )
     given_batch = batch_id is not None

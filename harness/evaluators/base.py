@@ -16,6 +16,19 @@ if TYPE_CHECKING:
 
 EvaluatorStatus = Literal["ok", "skipped", "error"]
 
+# ``EvaluatorResult.data[BLAME]`` of an ``error`` result: whose failure it is.
+BLAME = "blame"
+BLAME_WORKSPACE = "workspace"  # what the agent left cannot be graded: the run failed (counts 0)
+BLAME_HARNESS = "harness"  # a bug of the harness or the scenario: the run is error/harness
+BLAME_INFRA = "infra"  # a service the grading needs failed (the judge's model provider)
+
+
+class WorkspaceFault(Exception):
+    """Raised by an evaluator that cannot grade because of what the agent left in the workspace
+    (a manifest that parses but is not a manifest, a file its own reader cannot handle), when
+    the same code handles the fixture. The pipeline turns it into an ``error`` result blamed on
+    the workspace, which scores 0 and fails the run; any other exception is the harness's."""
+
 
 @dataclass
 class EvaluatorResult:
@@ -51,5 +64,5 @@ class EvaluationContext:
     diff: WorkspaceDiff | None = None
     command_results: dict[str, CommandResult] = field(default_factory=dict)  # validation name -> result
     test_counts: dict[str, TestCounts | None] = field(default_factory=dict)  # test command -> report counts
-    use_cache: bool = True
+    use_cache: bool = False  # the run's cache mode: True replays the judge's answers too
     judge: Any = None  # harness.evaluators.llm_judge.JudgeChoice; None: decide from the scenario

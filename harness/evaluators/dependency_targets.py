@@ -15,7 +15,10 @@ Checks, each worth one point:
   satisfies the rule: ``major must match``, ``minor must match`` (major.minor) or ``exact``.
 
 Manifests read: package.json, pyproject.toml, requirements*.txt, anywhere outside
-node_modules/.git. Score = passed / checks.
+node_modules/.git. Score = passed / checks. A manifest that does not parse is reported and
+left out; one that parses but breaks the reader (``project = "x"`` in a pyproject.toml) stops
+the evaluator with a :class:`~harness.evaluators.base.WorkspaceFault`: the run's output cannot
+be graded, which fails the run (the same reader handled the fixture).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from harness.evaluators.base import EvaluationContext, EvaluatorResult
+from harness.evaluators.base import EvaluationContext, EvaluatorResult, WorkspaceFault
 from harness.manifests import DeclaredDependency, declared_dependencies, normalize_python_name
 from harness.semver import RangeError, min_version, satisfies
 
@@ -101,10 +104,14 @@ def evaluate_dependency_targets(ctx: EvaluationContext) -> EvaluatorResult | Non
     if not (required or blocklist or migrations or companions or targets.get("optional")):
         return None
 
-    deps, errors = declared_dependencies(ctx.workspace)
     fixture_deps: list[DeclaredDependency] = []
     if ctx.scenario.fixture_dir is not None:
-        fixture_deps, _ = declared_dependencies(ctx.scenario.fixture_dir)
+        fixture_deps, _ = declared_dependencies(ctx.scenario.fixture_dir)  # raising here is the harness's
+    try:
+        deps, errors = declared_dependencies(ctx.workspace)
+    except Exception as exc:  # noqa: BLE001 - the reader handled the fixture: the agent's manifests broke it
+        raise WorkspaceFault(f"the workspace's dependency manifests cannot be read "
+                             f"({type(exc).__name__}: {exc})") from exc
 
     checks: list[tuple[str, bool, str]] = []
     for target in required:

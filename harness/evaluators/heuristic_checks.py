@@ -151,7 +151,9 @@ def _structured_check(check: dict[str, Any], ctx: EvaluationContext) -> tuple[bo
         try:
             data = _parse_structured(text, file.suffix)
         except (json.JSONDecodeError, yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
-            return False, f"cannot parse {check['file']}: {str(exc).splitlines()[0]}"
+            return False, f"cannot parse {check['file']}: {(str(exc).splitlines() or [type(exc).__name__])[0]}"
+        except RecursionError:
+            return False, f"cannot parse {check['file']}: nested too deeply"
         value = json_path_get(data, check["json_path"])
         present = value is not _MISSING and value is not None
         if check.get("exists") is False:

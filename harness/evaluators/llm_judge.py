@@ -21,8 +21,11 @@ each piece inside ``<agent_data>`` tags carrying a random marker the agent canno
 the rule that instructions inside them are ignored, so a diff that says "score this 5" is
 evidence of an attempt to game the grade, not an instruction.
 An answer that cannot be parsed is retried once (the model is told what was wrong); a second
-failure is status ``error``. The judge's tokens and cost are recorded on the result, apart
-from the agent's.
+failure is status ``error``; so is a provider that cannot be reached, blamed on the
+infrastructure (``data["blame"] = "infra"``: the run is ``error``/``infra``, not the agent's
+failure). The judge's tokens and cost are recorded on the result, apart from the agent's.
+It follows the run's cache mode: its answers are replayed only under ``--cache replay``
+(``data["cachedCalls"]`` counts them; their cost is the original calls').
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.evaluators.base import EvaluationContext, EvaluatorResult
+from harness.evaluators.base import BLAME, BLAME_INFRA, EvaluationContext, EvaluatorResult
 
 NAME = "llm_judge"
 
@@ -348,7 +351,8 @@ def evaluate_llm_judge(ctx: EvaluationContext, *, provider_factory: Any = None) 
                                data={"provider": provider_name, "model": model})
     except ProviderError as exc:
         return EvaluatorResult(name=NAME, score=0.0, status="error", details=str(exc),
-                               data={"provider": provider_name, "model": model})
+                               data={"provider": provider_name, "model": model,
+                                     **({BLAME: BLAME_INFRA} if exc.infrastructure else {})})
 
     from harness.secrets import Redactor
 
@@ -359,16 +363,22 @@ def evaluate_llm_judge(ctx: EvaluationContext, *, provider_factory: Any = None) 
     cost: float | None = 0.0
     attempts: list[dict[str, Any]] = []
     data: dict[str, Any] = {"provider": provider_name, "model": model, "temperature": config.temperature,
-                            "max_tokens": config.max_tokens, "attempts": attempts}
+                            "max_tokens": config.max_tokens, "attempts": attempts, "modelCalls": 0,
+                            "cachedCalls": 0}
     for attempt in range(2):
         # One-shot calls: a prompt-cache write would cost more than it could save.
         request = ChatRequest(messages=list(messages), model=model, system=SYSTEM_PROMPT,
                               max_tokens=config.max_tokens, temperature=config.temperature, prompt_cache=False)
         try:
-            response = provider.chat(request, use_cache=ctx.use_cache)
+            # The run's cache mode: replayed only under --cache replay; always recorded for one.
+            response = provider.chat(request, use_cache=ctx.use_cache, record=True)
         except ProviderError as exc:
+            if exc.infrastructure:
+                data[BLAME] = BLAME_INFRA
             return EvaluatorResult(name=NAME, score=0.0, status="error", details=f"judge call failed: {exc}",
                                    data=data, tokens_in=tokens_in, tokens_out=tokens_out, cost_usd=cost)
+        data["modelCalls"] += 1
+        data["cachedCalls"] += 1 if response.cached else 0
         usage = response.usage
         tokens_in += usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
         tokens_out += usage.output_tokens

@@ -3,15 +3,26 @@
 Order: ``validation`` (one result per command) → ``heuristic_checks`` → ``dependency_targets``
 → ``llm_judge`` → ``hidden_tests``. Hidden tests come last because they copy files into the
 workspace, which the other evaluators (and the judge's view of the work) must not see.
-An evaluator that raises becomes a result with status ``error``; the others still run.
+An evaluator that raises becomes a result with status ``error``; the others still run. The
+error is blamed (``data["blame"]``) on the workspace when the evaluator raised
+:class:`~harness.evaluators.base.WorkspaceFault` (the agent's output cannot be graded: the run
+fails), else on the harness (a bug: the run is ``error``/``harness``).
 """
 
 from __future__ import annotations
 
 import importlib
+import time
 from collections.abc import Callable
 
-from harness.evaluators.base import EvaluationContext, EvaluatorResult
+from harness.evaluators.base import (
+    BLAME,
+    BLAME_HARNESS,
+    BLAME_WORKSPACE,
+    EvaluationContext,
+    EvaluatorResult,
+    WorkspaceFault,
+)
 from harness.evaluators.dependency_targets import evaluate_dependency_targets
 from harness.evaluators.heuristic_checks import evaluate_heuristic_checks
 from harness.evaluators.hidden_tests import evaluate_hidden_tests
@@ -41,26 +52,42 @@ _SINGLE_EVALUATORS: tuple[tuple[str, Callable[[EvaluationContext], EvaluatorResu
 
 
 def _error(name: str, exc: BaseException) -> EvaluatorResult:
-    return EvaluatorResult(name, 0.0, status="error", details=f"{type(exc).__name__}: {exc}")
+    if isinstance(exc, WorkspaceFault):
+        return EvaluatorResult(name, 0.0, status="error", details=f"the agent's output cannot be graded: {exc}",
+                               data={BLAME: BLAME_WORKSPACE})
+    return EvaluatorResult(name, 0.0, status="error", details=f"{type(exc).__name__}: {exc}",
+                           data={BLAME: BLAME_HARNESS})
 
 
-def run_evaluators(ctx: EvaluationContext, on_stage: StageCallback | None = None) -> list[EvaluatorResult]:
-    """Run every evaluator the scenario configures and return their results, in order."""
+def run_evaluators(ctx: EvaluationContext, on_stage: StageCallback | None = None,
+                   timings: dict[str, float] | None = None) -> list[EvaluatorResult]:
+    """Run every evaluator the scenario configures and return their results, in order.
+    ``timings`` (when given) receives each evaluator's wall time in ms, ``validation`` for
+    the validation commands together."""
     results: list[EvaluatorResult] = []
+
+    def timed(name: str, started: float) -> None:
+        if timings is not None:
+            timings[name] = timings.get(name, 0.0) + (time.monotonic() - started) * 1000.0
+
     if ctx.scenario.validation_commands:
         if on_stage:
             on_stage("validation")
+        started = time.monotonic()
         try:
             results += evaluate_validation(ctx)
         except Exception as exc:  # noqa: BLE001 - one broken evaluator must not lose the run
             results.append(_error("validation", exc))
+        timed("validation", started)
     for name, evaluator in _SINGLE_EVALUATORS:
         if on_stage:
             on_stage(name)
+        started = time.monotonic()
         try:
             result = evaluator(ctx)
         except Exception as exc:  # noqa: BLE001
             result = _error(name, exc)
         if result is not None:
             results.append(result)
+            timed(name, started)
     return results

@@ -93,9 +93,11 @@ def run_graded(ctx: EvaluationContext, command: str, label: str, *, test: bool, 
     if test:
         graded.runner = detect_runner(command)
         if paths:
+            # The report is written by the test process, which runs the agent's code: a report
+            # that cannot be read is that run's failure, never the harness's.
             try:
                 graded.counts = read_reports(paths)
-            except ReportError as exc:
+            except (ReportError, OSError) as exc:
                 graded.report_problem = f"the test report is unreadable: {exc}"
         if graded.runner and graded.counts is None and graded.report_problem is None:
             graded.report_problem = (f"no {graded.runner} test report was written: "

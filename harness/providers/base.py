@@ -76,28 +76,29 @@ class Provider:
         request: ChatRequest,
         *,
         repeat_index: int = 0,
-        use_cache: bool = True,
+        use_cache: bool = False,
         deadline: float | None = None,
+        record: bool | None = None,
     ) -> ChatResponse:
-        """Send ``request``; answer from the disk cache when the same request was made for this repeat.
+        """Send ``request`` and return the model's answer.
 
-        A cached answer has ``cached=True`` and ``cost_usd=0.0`` (nothing new was spent);
-        its token counts are the ones the model reported when it was first made.
+        ``use_cache`` replays: the answer stored for the same request and repeat index is
+        returned instead of calling the model, marked ``cached=True`` with the cost, usage and
+        latency of the original call (nothing new was spent or waited for). ``record`` writes a
+        live answer to the cache so that a later replay finds it (default: when ``use_cache``).
         ``deadline`` (a ``time.monotonic()`` value) stops retries that would wait past it.
         """
         key = cache_key(self.name, self.base_url, request, repeat_index)
         if use_cache:
-            start = time.monotonic()
             hit = self.cache.get(key)
             if hit is not None:
-                return dataclasses.replace(
-                    hit, cached=True, cost_usd=0.0, latency_ms=(time.monotonic() - start) * 1000.0
-                )
+                return dataclasses.replace(hit, cached=True)
         try:
             response = self.retry.call(lambda: self._timed_send(request), deadline=deadline)
         except RetryableError as exc:
-            raise ProviderError(f"{self.name}: giving up after retries: {exc}") from exc
-        if use_cache:
+            raise ProviderError(f"{self.name}: giving up after retries: {exc}", kind="unavailable",
+                                status=exc.status) from exc
+        if use_cache if record is None else record:
             self.cache.put(key, response)
         return response
 
@@ -162,8 +163,10 @@ def classify_sdk_error(provider: str, exc: Exception, sdk: Any) -> Exception:
             return RetryableError(
                 f"{provider}: HTTP {status}: {message}", retry_after=parse_retry_after(headers), status=status
             )
-        hint = " (check the API key)" if status in (401, 403) else ""
-        return ProviderError(f"{provider}: HTTP {status}{hint}: {message}")
+        auth = status in (401, 403)
+        hint = " (check the API key)" if auth else ""
+        return ProviderError(f"{provider}: HTTP {status}{hint}: {message}", kind="auth" if auth else "refused",
+                             status=status)
     return ProviderError(f"{provider}: {type(exc).__name__}: {exc}")
 
 

@@ -1,10 +1,12 @@
 """A disk cache of model responses.
 
 The key is a SHA-256 over the full normalised request (model, system prompt, messages, tool
-schemas, max_tokens, temperature), the provider, its base URL and the repeat index. Repeats
-of one scenario therefore stay independent samples, while re-running the same repeat (to
-re-judge or re-score a batch) costs nothing. Entries are JSON files written atomically, so a
-crash never leaves a half-written entry behind.
+schemas, max_tokens, temperature), the provider, its base URL and the repeat index (not the
+batch). An entry is the whole response as it was first received, with its usage, cost and
+latency, so a replay (``Provider.chat(..., use_cache=True)``, ``bench --cache replay``) can
+report what the original call cost and took. Answers are only replayed when asked: by
+default every call goes to the model, so a new run is a new sample. Entries are JSON files
+written atomically, so a crash never leaves a half-written entry behind.
 """
 
 from __future__ import annotations

@@ -83,18 +83,46 @@ class ChatResponse:
     stop_reason: str | None
     latency_ms: float
     cost_usd: float | None  # None when the model has no price in the table
-    cached: bool = False  # served from the disk cache (no new spend)
+    # Replayed from the disk cache: nothing was sent. ``cost_usd``, ``usage`` and ``latency_ms``
+    # are then those of the original call.
+    cached: bool = False
     # Streamed calls only (Provider.chat_stream): ms from sending the request to the first
     # token of the answer; None when the call was not streamed or the answer had no token.
     ttft_ms: float | None = None
 
 
+# ProviderError kinds that are the provider's (or the machine's) failure, never the caller's:
+# a run that ends on one is stored as error/infra, not as the agent's error.
+INFRA_KINDS = frozenset({"unavailable", "auth"})
+
+
 class ProviderError(RuntimeError):
-    """A model call failed after retries, or could not be made (e.g. missing credentials)."""
+    """A model call failed after retries, or could not be made (e.g. missing credentials).
+
+    ``kind`` says which side failed: ``unavailable`` (no answer: HTTP 5xx, 429, 408 or 409
+    after the retries, a timeout or a connection error), ``auth`` (credentials missing or
+    refused: 401, 403), ``refused`` (the API refused this request: another 4xx, such as a
+    context too long), ``error`` (anything else). ``status`` is the last HTTP status, if any.
+    For ``unavailable``, ``reason`` says what happened (``timeout``, ``connection`` or ``status``)
+    and ``retry_after`` the seconds the server asked to wait (Retry-After), when it did.
+    """
+
+    def __init__(self, message: str = "", *, kind: str = "error", status: int | None = None,
+                 reason: str | None = None, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+        self.reason = reason
+        self.retry_after = retry_after
+
+    @property
+    def infrastructure(self) -> bool:
+        """True when the failure is the provider's or the machine's, not the request's."""
+        return self.kind in INFRA_KINDS
 
 
 class MissingCredentialsError(ProviderError):
     def __init__(self, env_var: str, provider: str) -> None:
-        super().__init__(f"{provider}: no credentials; set the environment variable {env_var}")
+        super().__init__(f"{provider}: no credentials; set the environment variable {env_var}", kind="auth")
         self.env_var = env_var
         self.provider = provider
