@@ -4,7 +4,10 @@
 provider-neutral :class:`ChatRequest` and returns a normalised :class:`ChatResponse` (text,
 tool calls, usage with cache tokens, latency, cost). Every call goes through one retry policy
 (:mod:`harness.providers.retry`) and a disk response cache (:mod:`harness.providers.cache`).
-SDKs are imported only when a model is actually called.
+``await provider.achat(request)`` is the same call as a coroutine, through the SDKs' async
+clients, for many calls in flight on one event loop (``stream=True`` measures the time to the
+first token; ``retry=False`` makes one attempt). SDKs are imported only when a model is
+actually called.
 """
 
 from __future__ import annotations
@@ -90,6 +93,8 @@ def get_provider(
     retry: RetryPolicy | None = None,
     cache: ResponseCache | None = None,
     http_client: Any = None,
+    async_http_client: Any = None,
+    max_connections: int = 100,
 ) -> Provider:
     """Build the provider ``name`` (one of :data:`PROVIDER_NAMES`).
 
@@ -98,7 +103,9 @@ def get_provider(
     provider's own host: with a ``base_url`` elsewhere (a local server, a proxy), ``openai``
     becomes ``openai-compatible`` and no key is sent unless ``api_key`` is given. ``retry``
     and ``cache`` override the default policy and cache directory; ``http_client`` (an
-    ``httpx.Client``) replaces the connection the SDK sends through.
+    ``httpx.Client``) replaces the connection the SDK sends through, ``async_http_client`` (an
+    ``httpx.AsyncClient``) that of :meth:`Provider.achat`, whose own pool otherwise holds up to
+    ``max_connections`` connections (size it to the calls you keep in flight).
     """
     if not is_official_url(name, base_url) and api_key is None:
         if name == "openai":
@@ -111,6 +118,8 @@ def get_provider(
         "retry": retry,
         "cache": cache,
         "http_client": http_client,
+        "async_http_client": async_http_client,
+        "max_connections": max_connections,
     }
     if name == "anthropic":
         from harness.providers.anthropic_provider import AnthropicProvider

@@ -88,7 +88,7 @@ class AnthropicProvider(Provider):
             started = time.monotonic()
             with client.messages.stream(**params, timeout=request.timeout_s) as stream:
                 for event in stream:
-                    if first is None and getattr(event, "type", None) == "content_block_delta":
+                    if first is None and _is_token(event):
                         first = time.monotonic()
                 message = stream.get_final_message()
         except anthropic.AnthropicError as exc:
@@ -101,6 +101,54 @@ class AnthropicProvider(Provider):
         response = _parse(message, request.model)
         response.ttft_ms = None if first is None else (first - started) * 1000.0
         return response
+
+    # -- asynchronous ---------------------------------------------------------------------------
+    def _new_async_sdk(self) -> Any:
+        import anthropic
+
+        return anthropic.AsyncAnthropic(**self._sdk_async_client_kwargs())
+
+    async def _asend(self, request: ChatRequest) -> ChatResponse:
+        import anthropic
+
+        client = self._aclient()
+        try:
+            message = await client.messages.create(**self.build_params(request), timeout=request.timeout_s)
+        except anthropic.AnthropicError as exc:
+            raise classify_sdk_error(self.name, exc, anthropic) from exc
+        return _parse(message, request.model)
+
+    async def _asend_stream(self, request: ChatRequest) -> ChatResponse:
+        """One streamed call on the event loop; the first token as in :meth:`_send_stream`."""
+        import anthropic
+
+        from harness.providers.http import body_transport_error
+
+        client = self._aclient()
+        first: float | None = None
+        try:
+            params = self.build_params(request)
+            started = time.monotonic()
+            async with client.messages.stream(**params, timeout=request.timeout_s) as stream:
+                async for event in stream:
+                    if first is None and _is_token(event):
+                        first = time.monotonic()
+                message = await stream.get_final_message()
+        except anthropic.AnthropicError as exc:
+            raise classify_sdk_error(self.name, exc, anthropic) from exc
+        except Exception as exc:
+            translated = body_transport_error(self.name, exc)
+            if translated is None:
+                raise
+            raise translated from exc
+        response = _parse(message, request.model)
+        response.ttft_ms = None if first is None else (first - started) * 1000.0
+        return response
+
+
+def _is_token(event: Any) -> bool:
+    """True for a stream event that carries part of the answer (text, tool input, thinking)."""
+    return getattr(event, "type", None) == "content_block_delta"
 
 
 def _messages(messages: list[Message], prompt_caching: bool) -> list[dict[str, Any]]:

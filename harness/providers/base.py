@@ -3,10 +3,17 @@
 A concrete provider only translates a :class:`ChatRequest` into its SDK's call and the SDK's
 answer back into a :class:`ChatResponse` (``_send``), and says which of its SDK's errors are
 worth retrying (``_classify_error``).
+
+The asynchronous path (:meth:`Provider.achat`, for many calls in flight on one asyncio event
+loop) goes through the SDKs' async clients with the same request and response types, the same
+error classification, streaming with the time to the first token, and the same retry policy
+waiting with ``asyncio.sleep``; a caller that measures each call (a load test) turns retries
+off and gets every failure at once, with its status, reason and Retry-After.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import time
 from typing import Any
@@ -30,6 +37,8 @@ class Provider:
         retry: RetryPolicy | None = None,
         cache: ResponseCache | None = None,
         http_client: Any = None,
+        async_http_client: Any = None,
+        max_connections: int = 100,
     ) -> None:
         self.base_url = base_url
         self.api_key = api_key
@@ -37,6 +46,12 @@ class Provider:
         self.cache = cache or ResponseCache()
         self._http_client = http_client  # an httpx.Client to send through (tests, custom limits)
         self._sdk: Any = None
+        # The async path: an httpx.AsyncClient to send through (else one per event loop, with
+        # ``max_connections`` connections: the most calls in flight without queueing).
+        self._async_http_client = async_http_client
+        self.max_connections = max_connections
+        self._async_sdk: Any = None
+        self._async_loop: asyncio.AbstractEventLoop | None = None
 
     # -- for subclasses -------------------------------------------------------------------
     def _sdk_client_kwargs(self) -> dict[str, Any]:
@@ -142,6 +157,111 @@ class Provider:
         response.cost_usd = cost_for_usage(self.name, response.model or request.model, response.usage, request_model=request.model)
         return response
 
+    # -- asynchronous calls (many in flight on one event loop) ----------------------------------
+    def _sdk_async_client_kwargs(self) -> dict[str, Any]:
+        """:meth:`_sdk_client_kwargs` for an async SDK client: our key, our async transport."""
+        from harness.providers.http import make_sdk_async_http_client
+
+        kwargs: dict[str, Any] = {
+            "api_key": self.api_key,
+            "max_retries": 0,
+            "http_client": make_sdk_async_http_client(transport_client=self._async_http_client,
+                                                      max_connections=self.max_connections),
+        }
+        if self.base_url:
+            kwargs["base_url"] = self.base_url
+        return kwargs
+
+    def _new_async_sdk(self) -> Any:
+        """A new async SDK client (``AsyncAnthropic``, ``AsyncOpenAI``)."""
+        raise NotImplementedError
+
+    def _aclient(self) -> Any:
+        """The async SDK client of the running event loop. Connections belong to the loop that
+        opened them, so a call on another loop (a later ``asyncio.run``) gets a new client."""
+        loop = asyncio.get_running_loop()
+        if self._async_sdk is None or self._async_loop is not loop:
+            self._async_sdk = self._new_async_sdk()
+            self._async_loop = loop
+        return self._async_sdk
+
+    async def _asend(self, request: ChatRequest) -> ChatResponse:
+        """One asynchronous attempt. Raise :class:`RetryableError` for transient failures."""
+        raise NotImplementedError
+
+    async def _asend_stream(self, request: ChatRequest) -> ChatResponse:
+        """One asynchronous streamed attempt; sets ``ttft_ms`` from the moment the request is sent."""
+        raise NotImplementedError
+
+    async def achat(
+        self,
+        request: ChatRequest,
+        *,
+        stream: bool = False,
+        retry: bool = True,
+        deadline: float | None = None,
+        repeat_index: int = 0,
+        use_cache: bool = False,
+        record: bool | None = None,
+    ) -> ChatResponse:
+        """:meth:`chat` (or, with ``stream``, :meth:`chat_stream`) as a coroutine.
+
+        The request and response types, costs, error classification and caching (``use_cache``,
+        ``record``, ``repeat_index``; never for streamed calls) are those of the synchronous
+        calls. With ``retry`` the provider's :class:`RetryPolicy` retries transient failures,
+        waiting with ``asyncio.sleep`` (Retry-After honoured, ``deadline`` a ``time.monotonic()``
+        value as for :meth:`chat`); without it, one attempt is made and a transient failure
+        raises at once a :class:`ProviderError` of kind ``unavailable`` carrying its ``status``,
+        ``reason`` (``timeout``, ``connection``, ``status``) and ``retry_after``.
+        """
+        if stream and not self.supports_streaming:
+            raise ProviderError(f"{self.name}: streaming is not supported")
+        key = None
+        if not stream and (use_cache or record):
+            key = cache_key(self.name, self.base_url, request, repeat_index)
+            if use_cache:
+                hit = self.cache.get(key)
+                if hit is not None:
+                    return dataclasses.replace(hit, cached=True)
+
+        async def attempt() -> ChatResponse:
+            return await self._atimed_send(request, stream)
+
+        try:
+            if retry:
+                response = await self.retry.acall(attempt, deadline=deadline)
+            else:
+                response = await attempt()
+        except RetryableError as exc:
+            message = f"{self.name}: giving up after retries: {exc}" if retry else str(exc)
+            raise ProviderError(message, kind="unavailable", status=exc.status, reason=exc.reason,
+                                retry_after=exc.retry_after) from exc
+        if key is not None and (use_cache if record is None else record):
+            self.cache.put(key, response)
+        return response
+
+    async def _atimed_send(self, request: ChatRequest, stream: bool) -> ChatResponse:
+        self._aclient()  # the SDK's import and client set-up are not part of the call's latency
+        start = time.monotonic()
+        response = await (self._asend_stream(request) if stream else self._asend(request))
+        response.latency_ms = (time.monotonic() - start) * 1000.0
+        from harness.pricing import cost_for_usage
+
+        response.cost_usd = cost_for_usage(self.name, response.model or request.model, response.usage, request_model=request.model)
+        return response
+
+    async def aclose(self) -> None:
+        """Release the async SDK client's connections (a later call opens new ones)."""
+        client, self._async_sdk, self._async_loop = self._async_sdk, None, None
+        if client is not None:
+            await client.close()
+
+    async def __aenter__(self) -> "Provider":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
 
 def classify_sdk_error(provider: str, exc: Exception, sdk: Any) -> Exception:
     """Map an anthropic/openai SDK exception to :class:`RetryableError` or :class:`ProviderError`.
@@ -152,16 +272,17 @@ def classify_sdk_error(provider: str, exc: Exception, sdk: Any) -> Exception:
     from harness.providers.retry import is_retryable_status, parse_retry_after
 
     if isinstance(exc, sdk.APITimeoutError):
-        return RetryableError(f"{provider}: request timed out")
+        return RetryableError(f"{provider}: request timed out", reason="timeout")
     if isinstance(exc, sdk.APIConnectionError):
-        return RetryableError(f"{provider}: connection error: {exc}")
+        return RetryableError(f"{provider}: connection error: {exc}", reason="connection")
     if isinstance(exc, sdk.APIStatusError):
         status = exc.status_code
         headers = dict(exc.response.headers) if exc.response is not None else {}
         message = _error_message(exc)
         if is_retryable_status(status):
             return RetryableError(
-                f"{provider}: HTTP {status}: {message}", retry_after=parse_retry_after(headers), status=status
+                f"{provider}: HTTP {status}: {message}", retry_after=parse_retry_after(headers), status=status,
+                reason="status",
             )
         auth = status in (401, 403)
         hint = " (check the API key)" if auth else ""

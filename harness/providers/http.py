@@ -9,6 +9,11 @@ Transport failures are translated back into ``httpx2`` exceptions so the SDKs cl
 (timeout, connection error) as they normally would. Response bodies are passed on as they
 arrive, so a streamed answer (server-sent events) reaches the SDK chunk by chunk and the time
 to its first token can be measured.
+
+The asynchronous SDK clients (``AsyncAnthropic``, ``AsyncOpenAI``) get the same seam:
+:func:`make_sdk_async_http_client` gives them an ``httpx2.AsyncClient`` whose transport
+forwards to an ``httpx.AsyncClient`` (one connection pool per event loop, sized for the
+concurrency asked for).
 """
 
 from __future__ import annotations
@@ -20,7 +25,8 @@ if TYPE_CHECKING:  # both imported lazily: this module is loaded only when a mod
     import httpx2
 
 
-def _bridge_transport_class():
+def _translator():
+    """``translate(exc, request)``: the ``httpx2`` exception for an ``httpx`` transport failure."""
     import httpx
     import httpx2
 
@@ -42,6 +48,15 @@ def _bridge_transport_class():
             if isinstance(exc, source):
                 return target(str(exc) or type(exc).__name__, request=request)
         return exc
+
+    return translate
+
+
+def _bridge_transport_class():
+    import httpx
+    import httpx2
+
+    translate = _translator()
 
     class BridgedStream(httpx2.SyncByteStream):
         """The body of an ``httpx`` response, read as it arrives, with its errors translated."""
@@ -112,6 +127,83 @@ def make_sdk_http_client(timeout_s: float = 120.0, transport_client: "httpx.Clie
     return httpx2.Client(transport=transport, timeout=timeout_s)
 
 
+def _async_bridge_transport_class():
+    import httpx
+    import httpx2
+
+    translate = _translator()
+
+    class AsyncBridgedStream(httpx2.AsyncByteStream):
+        """The body of an ``httpx`` response, read as it arrives, with its errors translated."""
+
+        def __init__(self, response: httpx.Response, request: httpx2.Request) -> None:
+            self.response = response
+            self.request = request
+
+        async def __aiter__(self):  # noqa: ANN204 - an async generator of bytes
+            try:
+                async for chunk in self.response.aiter_bytes():
+                    yield chunk
+            except httpx.TransportError as exc:
+                raise translate(exc, self.request) from exc
+
+        async def aclose(self) -> None:
+            await self.response.aclose()
+
+    class AsyncHttpxBridgeTransport(httpx2.AsyncBaseTransport):
+        """An ``httpx2`` async transport that sends through an ``httpx.AsyncClient``."""
+
+        def __init__(self, client: httpx.AsyncClient, owns_client: bool = True) -> None:
+            self.client = client
+            self.owns_client = owns_client
+
+        async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+            body = await request.aread()
+            timeout = request.extensions.get("timeout")
+            out = self.client.build_request(
+                request.method,
+                str(request.url),
+                headers=list(request.headers.multi_items()),
+                content=body,
+            )
+            if isinstance(timeout, dict):
+                out.extensions["timeout"] = timeout
+            try:
+                response = await self.client.send(out, stream=True)
+            except httpx.TransportError as exc:
+                raise translate(exc, request) from exc
+            headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() != "content-encoding"]
+            return httpx2.Response(
+                response.status_code,
+                headers=headers,
+                stream=AsyncBridgedStream(response, request),
+                request=request,
+            )
+
+        async def aclose(self) -> None:
+            if self.owns_client:
+                await self.client.aclose()
+
+    return AsyncHttpxBridgeTransport
+
+
+def make_sdk_async_http_client(timeout_s: float = 120.0, transport_client: "httpx.AsyncClient | None" = None,
+                               max_connections: int = 100) -> "httpx2.AsyncClient":
+    """An ``httpx2.AsyncClient`` for an async SDK client, sending through ``transport_client``
+    (default: a new ``httpx.AsyncClient`` allowing ``max_connections`` connections at once, all
+    kept alive, so that as many requests as that are in flight without waiting for the pool)."""
+    import httpx
+    import httpx2
+
+    inner = transport_client or httpx.AsyncClient(
+        timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 30.0)),
+        limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
+        follow_redirects=False,
+    )
+    transport = _async_bridge_transport_class()(inner, owns_client=transport_client is None)
+    return httpx2.AsyncClient(transport=transport, timeout=timeout_s)
+
+
 def body_transport_error(provider: str, exc: BaseException) -> Exception | None:
     """The :class:`~harness.providers.retry.RetryableError` for a transport failure raised while
     a streamed body is read (the SDKs turn failures of sending a request into their own errors,
@@ -121,7 +213,7 @@ def body_transport_error(provider: str, exc: BaseException) -> Exception | None:
     from harness.providers.retry import RetryableError
 
     if isinstance(exc, httpx2.TimeoutException):
-        return RetryableError(f"{provider}: request timed out")
+        return RetryableError(f"{provider}: request timed out", reason="timeout")
     if isinstance(exc, httpx2.TransportError):
-        return RetryableError(f"{provider}: connection error: {exc}")
+        return RetryableError(f"{provider}: connection error: {exc}", reason="connection")
     return None

@@ -82,46 +82,29 @@ class OpenAIProvider(Provider):
             raise classify_sdk_error(self.name, exc, openai) from exc
         return _parse(completion, request.model, self.name)
 
+    def _stream_params(self, request: ChatRequest) -> dict[str, Any]:
+        """:meth:`build_params` of a streamed call (``stream_options.include_usage`` asks for the
+        usage in the last chunk)."""
+        params = self.build_params(request)
+        params["stream"] = True
+        params["stream_options"] = {"include_usage": True}
+        return params
+
     def _send_stream(self, request: ChatRequest) -> ChatResponse:
-        """One streamed call (``stream_options.include_usage`` asks for the usage at the end)."""
+        """One streamed call."""
         import openai
 
         from harness.providers.http import body_transport_error
 
         client = self._client()
-        params = self.build_params(request)
-        params["stream"] = True
-        params["stream_options"] = {"include_usage": True}
-        first: float | None = None
-        texts: list[str] = []
-        calls: dict[int, dict[str, str]] = {}
-        usage: Any = None
-        model = ""
-        finish: str | None = None
+        params = self._stream_params(request)
+        state = _StreamState()
         try:
-            started = time.monotonic()
+            state.started = time.monotonic()
             stream = client.chat.completions.create(**params, timeout=request.timeout_s)
             try:
                 for chunk in stream:
-                    model = getattr(chunk, "model", None) or model
-                    if getattr(chunk, "usage", None) is not None:
-                        usage = chunk.usage
-                    for choice in chunk.choices or []:
-                        if choice.index != 0 or choice.delta is None:
-                            continue
-                        delta = choice.delta
-                        reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
-                        if delta.content or delta.tool_calls or reasoning:
-                            first = first or time.monotonic()
-                        if delta.content:
-                            texts.append(delta.content)
-                        for tc in delta.tool_calls or []:
-                            slot = calls.setdefault(tc.index, {"id": "", "name": "", "arguments": ""})
-                            slot["id"] = tc.id or slot["id"]
-                            if tc.function is not None:
-                                slot["name"] += tc.function.name or ""
-                                slot["arguments"] += tc.function.arguments or ""
-                        finish = choice.finish_reason or finish
+                    state.feed(chunk)
             finally:
                 stream.close()
         except openai.OpenAIError as exc:
@@ -131,20 +114,102 @@ class OpenAIProvider(Provider):
             if translated is None:
                 raise
             raise translated from exc
+        return state.response(request.model)
+
+    # -- asynchronous ---------------------------------------------------------------------------
+    def _new_async_sdk(self) -> Any:
+        import openai
+
+        kwargs = self._sdk_async_client_kwargs()
+        kwargs.update(self._extra_client_kwargs())
+        return openai.AsyncOpenAI(**kwargs)
+
+    async def _asend(self, request: ChatRequest) -> ChatResponse:
+        import openai
+
+        client = self._aclient()
+        try:
+            completion = await client.chat.completions.create(**self.build_params(request), timeout=request.timeout_s)
+        except openai.OpenAIError as exc:
+            raise classify_sdk_error(self.name, exc, openai) from exc
+        return _parse(completion, request.model, self.name)
+
+    async def _asend_stream(self, request: ChatRequest) -> ChatResponse:
+        """One streamed call on the event loop (the chunks are read as :meth:`_send_stream` does)."""
+        import openai
+
+        from harness.providers.http import body_transport_error
+
+        client = self._aclient()
+        params = self._stream_params(request)
+        state = _StreamState()
+        try:
+            state.started = time.monotonic()
+            stream = await client.chat.completions.create(**params, timeout=request.timeout_s)
+            try:
+                async for chunk in stream:
+                    state.feed(chunk)
+            finally:
+                await stream.close()
+        except openai.OpenAIError as exc:
+            raise classify_sdk_error(self.name, exc, openai) from exc
+        except Exception as exc:
+            translated = body_transport_error(self.name, exc)
+            if translated is None:
+                raise
+            raise translated from exc
+        return state.response(request.model)
+
+
+class _StreamState:
+    """What the chunks of a streamed completion add up to: text, tool calls, usage, and when
+    the first token came (content, a tool call or reasoning, whichever is first)."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.first: float | None = None
+        self.texts: list[str] = []
+        self.calls: dict[int, dict[str, str]] = {}
+        self.usage: Any = None
+        self.model = ""
+        self.finish: str | None = None
+
+    def feed(self, chunk: Any) -> None:
+        self.model = getattr(chunk, "model", None) or self.model
+        if getattr(chunk, "usage", None) is not None:
+            self.usage = chunk.usage
+        for choice in chunk.choices or []:
+            if choice.index != 0 or choice.delta is None:
+                continue
+            delta = choice.delta
+            reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+            if delta.content or delta.tool_calls or reasoning:
+                self.first = self.first or time.monotonic()
+            if delta.content:
+                self.texts.append(delta.content)
+            for tc in delta.tool_calls or []:
+                slot = self.calls.setdefault(tc.index, {"id": "", "name": "", "arguments": ""})
+                slot["id"] = tc.id or slot["id"]
+                if tc.function is not None:
+                    slot["name"] += tc.function.name or ""
+                    slot["arguments"] += tc.function.arguments or ""
+            self.finish = choice.finish_reason or self.finish
+
+    def response(self, requested_model: str) -> ChatResponse:
         tool_calls = [
             ToolCall(id=c["id"] or f"call_{i}", name=c["name"], arguments=parse_arguments(c["arguments"]),
                      raw_arguments=c["arguments"])
-            for i, c in sorted(calls.items())
+            for i, c in sorted(self.calls.items())
         ]
         return ChatResponse(
-            text="".join(texts),
+            text="".join(self.texts),
             tool_calls=tool_calls,
-            usage=_usage(usage),
-            model=model or request.model,
-            stop_reason=finish,
+            usage=_usage(self.usage),
+            model=self.model or requested_model,
+            stop_reason=self.finish,
             latency_ms=0.0,
             cost_usd=None,
-            ttft_ms=None if first is None else (first - started) * 1000.0,
+            ttft_ms=None if self.first is None else (self.first - self.started) * 1000.0,
         )
 
 

@@ -3,16 +3,18 @@
 The SDKs' own retries are switched off so that this is the only policy; it retries rate
 limits (429), request timeouts (408), conflicts the APIs mark as transient (409), server
 errors (5xx, including Anthropic's 529 "overloaded"), client-side timeouts and connection
-errors. Other errors fail at once.
+errors. Other errors fail at once. :meth:`RetryPolicy.call` waits with ``time.sleep``;
+:meth:`RetryPolicy.acall`, for coroutines on an asyncio loop, with ``asyncio.sleep``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, TypeVar
+from typing import Awaitable, Callable, Mapping, TypeVar
 
 T = TypeVar("T")
 
@@ -53,13 +55,24 @@ def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = Non
     return max(0.0, when.timestamp() - current)
 
 
-class RetryableError(Exception):
-    """Raised by an attempt that may succeed if tried again (after ``retry_after`` seconds, if known)."""
+#: What made an attempt fail in a way worth retrying: no answer in time, no connection (or
+#: one that broke), or an HTTP status (see :func:`is_retryable_status`).
+RETRY_REASONS = ("timeout", "connection", "status")
 
-    def __init__(self, message: str, *, retry_after: float | None = None, status: int | None = None) -> None:
+
+class RetryableError(Exception):
+    """Raised by an attempt that may succeed if tried again (after ``retry_after`` seconds, if known).
+
+    ``reason`` is one of :data:`RETRY_REASONS` (None when the raiser did not say); ``status``
+    the HTTP status when the reason is ``status``.
+    """
+
+    def __init__(self, message: str, *, retry_after: float | None = None, status: int | None = None,
+                 reason: str | None = None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
         self.status = status
+        self.reason = reason if reason is not None else ("status" if status is not None else None)
 
 
 @dataclass
@@ -72,6 +85,8 @@ class RetryPolicy:
     max_retry_after_s: float = 300.0  # a server asking for longer than this is not waited for
     sleep: Callable[[float], None] = time.sleep
     rng: random.Random = field(default_factory=random.Random)
+    # The wait of :meth:`acall` (a coroutine function); None: ``asyncio.sleep``.
+    async_sleep: Callable[[float], Awaitable[None]] | None = None
 
     def delay_for(self, attempt: int, retry_after: float | None) -> float:
         """Seconds to wait before attempt ``attempt + 1`` (``attempt`` counts from 1)."""
@@ -93,11 +108,34 @@ class RetryPolicy:
             try:
                 return attempt_fn()
             except RetryableError as exc:
-                if attempt >= self.max_attempts:
-                    raise
-                if exc.retry_after is not None and exc.retry_after > self.max_retry_after_s:
-                    raise
-                delay = self.delay_for(attempt, exc.retry_after)
-                if deadline is not None and time.monotonic() + delay > deadline:
+                delay = self._wait_before_next(attempt, exc, deadline)
+                if delay is None:
                     raise
                 self.sleep(delay)
+
+    async def acall(self, attempt_fn: Callable[[], Awaitable[T]], *, deadline: float | None = None) -> T:
+        """:meth:`call` for a coroutine function: the same attempts, waits and deadline, waiting
+        with ``async_sleep`` (default ``asyncio.sleep``) so the event loop goes on meanwhile."""
+        sleep = self.async_sleep or asyncio.sleep
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return await attempt_fn()
+            except RetryableError as exc:
+                delay = self._wait_before_next(attempt, exc, deadline)
+                if delay is None:
+                    raise
+                await sleep(delay)
+
+    def _wait_before_next(self, attempt: int, exc: RetryableError, deadline: float | None) -> float | None:
+        """Seconds to wait after failed attempt ``attempt``, or None to give up now: attempts
+        used up, a Retry-After longer than :attr:`max_retry_after_s`, or a wait past ``deadline``."""
+        if attempt >= self.max_attempts:
+            return None
+        if exc.retry_after is not None and exc.retry_after > self.max_retry_after_s:
+            return None
+        delay = self.delay_for(attempt, exc.retry_after)
+        if deadline is not None and time.monotonic() + delay > deadline:
+            return None
+        return delay
