@@ -228,6 +228,12 @@ def _now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def price_table_version() -> str:
+    from harness.pricing import load_price_table
+
+    return load_price_table().version
+
+
 def cache_mode(options: RunOptions) -> str:
     """``replay`` when model answers may come from the response cache, else ``off``."""
     return "replay" if options.use_cache else "off"
@@ -522,6 +528,7 @@ def execute_run(scenario: Scenario, prompt: TierPrompt, options: RunOptions, bat
 
     record.metadata["sandbox"] = {"kind": setup.sandbox}
     record.metadata["judge"] = setup.judge.identity
+    record.metadata["priceTable"] = price_table_version()  # the prices its costs were computed with
     workspace = None
     try:
         if setup.blocked is not None:

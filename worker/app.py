@@ -14,7 +14,7 @@ import traceback
 from datetime import datetime, timezone
 from typing import Any, Awaitable, Callable
 
-from worker import store
+from worker import analysis_api, store
 from worker.config import WorkerConfig
 from worker.messages import HttpError, Request, Response, json_response
 from worker.schema import BATCH_FIELDS, RUN_FIELDS, STRESS_FIELDS, parse_json_body, validate_object
@@ -210,6 +210,34 @@ class WorkerApp:
             raise HttpError(404, "stress run not found", f"no stress run {params['id']}")
         return json_response(200, found)
 
+    # ------------------------------------------------------------------ analysis
+
+    async def compare(self, request: Request, params: dict[str, str]) -> Response:
+        return json_response(200, await analysis_api.compare_route(self.storage, request.query, self.now_ms()))
+
+    async def leaderboard(self, request: Request, params: dict[str, str]) -> Response:
+        return json_response(200, await analysis_api.leaderboard_route(self.storage, request.query, self.now_ms()))
+
+    async def regressions(self, request: Request, params: dict[str, str]) -> Response:
+        return json_response(200, await analysis_api.regressions_route(self.storage, request.query, self.now_ms()))
+
+    async def costs(self, request: Request, params: dict[str, str]) -> Response:
+        return json_response(200, await analysis_api.costs_route(self.storage, request.query, self.now_ms()))
+
+    async def analysis_runs(self, request: Request, params: dict[str, str]) -> Response:
+        try:
+            filters = analysis_api.side_filters(dict(request.query), self.now_ms())
+        except ValueError as exc:
+            raise HttpError(400, "invalid since", str(exc)) from None
+        runs, cut = await analysis_api.load_runs(self.storage, filters)
+        return json_response(200, {"runs": runs, "truncated": cut})
+
+    async def run_profile(self, request: Request, params: dict[str, str]) -> Response:
+        return json_response(200, await analysis_api.run_profile_route(self.storage, params["runId"]))
+
+    async def batch_profile(self, request: Request, params: dict[str, str]) -> Response:
+        return json_response(200, await analysis_api.batch_profile_route(self.storage, params["batchId"]))
+
     async def _require_run(self, run_id: str) -> dict[str, Any]:
         run = await store.get_run(self.storage, run_id)
         if run is None:
@@ -238,6 +266,13 @@ ROUTES: tuple[tuple[str, str, Handler], ...] = (
     ("/api/stats/agents", "GET", WorkerApp.agent_stats),
     ("/api/results", "POST", WorkerApp.post_result),
     ("/api/results/batch", "POST", WorkerApp.post_batch),
+    ("/api/compare", "GET", WorkerApp.compare),
+    ("/api/leaderboard", "GET", WorkerApp.leaderboard),
+    ("/api/regressions", "GET", WorkerApp.regressions),
+    ("/api/costs", "GET", WorkerApp.costs),
+    ("/api/analysis/runs", "GET", WorkerApp.analysis_runs),
+    ("/api/runs/{runId}/profile", "GET", WorkerApp.run_profile),
+    ("/api/batches/{batchId}/profile", "GET", WorkerApp.batch_profile),
     ("/api/stress", "GET", WorkerApp.list_stress),
     ("/api/stress", "POST", WorkerApp.post_stress),
     ("/api/stress/{id}", "GET", WorkerApp.get_stress),

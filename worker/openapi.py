@@ -150,6 +150,30 @@ _STRESS_FILTER_PARAMS = [
     {"name": "status", "in": "query", "schema": {"enum": list(STRESS_STATUSES)}},
 ]
 _STRESS_ID = [{"name": "id", "in": "path", "required": True, "schema": _STR}]
+# The analysis routes answer objects whose fields docs/analysis.md describes.
+_ANALYSIS = {"type": "object"}
+
+
+def _FLAG(name: str, description: str) -> dict[str, Any]:
+    return {"name": name, "in": "query", "schema": {"enum": ["true", "false"]}, "description": description}
+
+
+def _BY(default: str) -> dict[str, Any]:
+    return {"name": "by", "in": "query", "schema": {"type": "string", "default": default},
+            "description": "agent, model, specialist, or a combination joined by commas"}
+
+
+_SCOPE_PARAMS = [
+    {"name": "suite", "in": "query", "schema": _STR},
+    {"name": "since", "in": "query", "schema": _STR, "description": "30d, 12h or an ISO date (runs started since)"},
+    {"name": "until", "in": "query", "schema": _STR},
+    {"name": "scenario", "in": "query", "schema": _STR},
+    {"name": "tier", "in": "query", "schema": _STR},
+    {"name": "agent", "in": "query", "schema": _STR},
+    {"name": "model", "in": "query", "schema": _STR},
+    {"name": "specialist", "in": "query", "schema": _STR},
+    {"name": "batchId", "in": "query", "schema": _STR},
+]
 _RUN_ID = [{"name": "runId", "in": "path", "required": True, "schema": _STR}]
 _BATCH_ID = [{"name": "batchId", "in": "path", "required": True, "schema": _STR}]
 _AUTH = [{"bearer": []}]
@@ -193,6 +217,50 @@ def openapi_document() -> dict[str, Any]:
                              _PAGE_PARAMS, query=True),
         "/api/batches/{batchId}": _get(
             "A batch with aggregates, breakdowns and runs", _json(_ref("BatchDetail")), _BATCH_ID, True),
+        "/api/compare": _get(
+            "A against B on the cells both ran: per metric the means, A - B with an interval, the test, p, "
+            "effect size, MDE, pairs needed and a verdict; per scenario with Holm's correction (docs/analysis.md)",
+            _json(_ANALYSIS), [
+                {"name": "a", "in": "query", "required": True, "schema": _STR,
+                 "description": "A batch id, or filters KEY=VALUE joined by commas (agent, model, specialist, suite, "
+                                "scenario, tier, batch, configHash, since, until)"},
+                {"name": "b", "in": "query", "required": True, "schema": _STR, "description": "As a"},
+                _FLAG("allowMixed", "Compare pairs that differ in more than the compared factor, flagged"),
+                _FLAG("includeCached", "Count runs that replayed cached model answers"),
+                {"name": "alpha", "in": "query", "schema": {"type": "number", "default": 0.05}},
+            ], not_found=True, query=True),
+        "/api/leaderboard": _get(
+            "Entries ranked on comparable runs: mean score with a clustered interval, success rate with a Wilson "
+            "interval, cost per success, median duration, rank ranges and the composite",
+            _json(_ANALYSIS), [_BY("agent"), *_SCOPE_PARAMS, _FLAG("includeCached", "Count replayed runs")],
+            query=True),
+        "/api/costs": _get(
+            "Cost per run and per success, score per dollar, agent and judge cost, and the Pareto front",
+            _json(_ANALYSIS), [_BY("agent,model"), *_SCOPE_PARAMS], query=True),
+        "/api/regressions": _get(
+            "A candidate batch against a baseline, scenario by scenario: noise band, Holm-corrected test, "
+            "status and severity",
+            _json(_ANALYSIS), [
+                {"name": "baseline", "in": "query", "schema": _STR, "description": "A batch id (with candidate)"},
+                {"name": "candidate", "in": "query", "schema": _STR, "description": "A batch id (with baseline)"},
+                {"name": "agent", "in": "query", "schema": _STR,
+                 "description": "Instead of batches: this agent's two latest batches"},
+                {"name": "model", "in": "query", "schema": _STR},
+                {"name": "suite", "in": "query", "schema": _STR},
+                {"name": "since", "in": "query", "schema": _STR, "description": "30d, 12h or an ISO date"},
+                {"name": "alpha", "in": "query", "schema": {"type": "number", "default": 0.05}},
+            ], not_found=True, query=True),
+        "/api/analysis/runs": _get(
+            "Runs as the analysis reads them (run columns, telemetry, iteration, tier label, config parts, "
+            "cached, retryOf), oldest first, at most 20,000",
+            _json(_obj({"runs": {"type": "array", "items": _OBJ}, "truncated": _BOOL})),
+            [*_RUN_FILTER_PARAMS, *_SCOPE_PARAMS[1:2], {"name": "until", "in": "query", "schema": _STR}],
+            query=True),
+        "/api/runs/{runId}/profile": _get("Where one run's time went, phase by phase, and its bottleneck",
+                                          _json(_ANALYSIS), _RUN_ID, True),
+        "/api/batches/{batchId}/profile": _get(
+            "Where a batch's runs spent their time: per phase median, p95 and share; the bottleneck",
+            _json(_ANALYSIS), _BATCH_ID, True),
         "/api/stats": _get("Totals over all runs", _json(_ref("Stats"))),
         "/api/stats/agents": _get("Per-agent figures",
                                   _json({"type": "array", "items": _ref("AgentStats")})),

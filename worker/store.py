@@ -293,16 +293,12 @@ def _filter_value(name: str, value: str) -> Any:
     return value
 
 
-async def list_runs(db: Storage, query: dict[str, str]) -> tuple[list[dict[str, Any]], str | None]:
-    """A page of runs, newest first, and the cursor of the next page (None at the end)."""
-    unknown = sorted(set(query) - set(RUN_FILTERS) - {"limit", "cursor"})
-    if unknown:
-        raise HttpError(400, f"unknown query parameter: {unknown[0]}",
-                        f"filters: {', '.join(RUN_FILTERS)}; also limit, cursor")
-    limit = parse_limit(query.get("limit"))
+def run_filters_sql(query: dict[str, str], alias: str = "") -> tuple[list[str], list[Any]]:
+    """WHERE conditions and their parameters for the run filters of ``query`` (RUN_FILTERS)."""
     where: list[str] = []
     params: list[Any] = []
     for name, column in RUN_FILTERS.items():
+        column = f"{alias}{column}"
         if name == "specialist" and name in query and not query[name].startswith("@"):
             # A bare name matches the specialist stored bare or under any scope (@scope/name),
             # as `bench --specialist NAME` finds the template either way.
@@ -312,6 +308,17 @@ async def list_runs(db: Storage, query: dict[str, str]) -> tuple[list[dict[str, 
         elif name in query:
             where.append(f"{column} = ?")
             params.append(_filter_value(name, query[name]))
+    return where, params
+
+
+async def list_runs(db: Storage, query: dict[str, str]) -> tuple[list[dict[str, Any]], str | None]:
+    """A page of runs, newest first, and the cursor of the next page (None at the end)."""
+    unknown = sorted(set(query) - set(RUN_FILTERS) - {"limit", "cursor"})
+    if unknown:
+        raise HttpError(400, f"unknown query parameter: {unknown[0]}",
+                        f"filters: {', '.join(RUN_FILTERS)}; also limit, cursor")
+    limit = parse_limit(query.get("limit"))
+    where, params = run_filters_sql(query)
     if query.get("cursor"):
         created_at, run_id = decode_cursor(query["cursor"])
         where.append("(created_at < ? OR (created_at = ? AND run_id < ?))")

@@ -26,6 +26,10 @@ _COMMAND_MODULES = (
     ("harness.cli.prices_cmd", "prices"),
     ("harness.cli.doctor_cmd", "doctor"),
     ("harness.cli.profile_cmd", "profile"),
+    ("harness.cli.analysis_cmd", "compare"),
+    ("harness.cli.analysis_cmd", "leaderboard"),
+    ("harness.cli.analysis_cmd", "regressions"),
+    ("harness.cli.analysis_cmd", "costs"),
 )
 
 
@@ -39,6 +43,8 @@ bench runs coding agents on scenario fixtures, scores every run and stores it.
   bench py-bugs --agent oracle --agent echo     a whole suite, two agents, one batch
   bench --all --agent anthropic --dry-run       every suite: the cells and a cost estimate
   bench batches                                 the batches stored; `bench batch ID` for one
+  bench compare BATCH_A BATCH_B                 which is better, with intervals and p-values
+  bench leaderboard --by agent,model            ranked on comparable runs, with rank ranges
 
 Runs are stored in results/bench.db unless --worker-url or $ZE_BENCHMARKS_WORKER_URL names a
 results worker. `bench --help` lists the commands; `bench run --help` every run option."""

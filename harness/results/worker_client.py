@@ -234,6 +234,21 @@ class WorkerClient(ResultsClient):
             return None
         return BatchRecord.from_wire(resp.body)
 
+    def analysis(self, path: str, query: dict[str, Any] | None = None) -> dict[str, Any]:
+        """GET an analysis route (``/api/compare``, ``/api/leaderboard``, ``/api/regressions``,
+        ``/api/costs``, ``/api/analysis/runs``, ``/api/.../profile``) and return its JSON. A
+        refusal (4xx) raises :class:`ResultsError` with the worker's message."""
+        clean = {k: v for k, v in (query or {}).items() if v is not None and v != ""}
+        try:
+            self.verify()
+            resp = self.transport.request("GET", path, query=clean)
+        except TransportUnavailable as exc:
+            raise ResultsError(str(exc)) from exc
+        if resp.status >= 400:
+            raise ResultsError(resp.error_text() if resp.status < 500 else
+                               f"{self.transport.description} GET {path}: HTTP {resp.status} {resp.error_text()}")
+        return resp.body
+
     def list_stress(self, limit: int = 20, **filters: Any) -> list[StressRecord]:
         query = {name: value for name, value in filters.items() if value is not None}
         return [StressRecord.from_wire(d) for d in self._pages("/api/stress", query, limit)]

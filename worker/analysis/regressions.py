@@ -16,7 +16,8 @@ baseline's:
 - ``regressed`` / ``improved``: the difference lies outside the band (when there is one) *and*
   is significant after correction. ``flaky``: not that, and runs at one configuration (in the
   history, the baseline or the candidate) both passed and failed. ``inconclusive``: a
-  difference with too few runs to test it. ``unchanged``: the rest. ``new`` / ``missing``:
+  difference outside the band (or with no band to judge it by) that is not significant, or
+  too few runs to test it. ``unchanged``: a difference inside the band, or none. ``new`` / ``missing``:
   the scenario ran on one side only.
 - **Severity** of a regression or improvement, from the effect size (Hedges' g): ``minor``
   below 0.5, ``moderate`` below 0.8, ``major`` from 0.8 (and when the runs of each side are
@@ -141,9 +142,10 @@ def regressions(baseline: Sequence[dict[str, Any]], candidate: Sequence[dict[str
             row["severity"] = severity(row["_g"])
         elif row["_mixed"]:
             row["status"] = "flaky"
-        elif diff and row["p"] is None and outside:
+        elif diff and outside:
             row["status"] = "inconclusive"
-            row["note"] = "too few runs a side to test the difference (two at least)"
+            row["note"] = ("too few runs a side to test the difference (two at least)" if row["p"] is None else
+                           "outside the noise band but not significant after correction: more runs would tell")
         else:
             row["status"] = "unchanged"
         row.pop("_g", None)
