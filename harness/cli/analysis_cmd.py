@@ -265,14 +265,15 @@ def regressions(baseline: str | None, candidate: str | None, agent: str | None, 
         console = _console()
         console.print(f"Baseline {result['baseline']}, candidate {result['candidate']}", highlight=False)
         table = Table(title="Scenarios")
-        for col in ("scenario", "tier", "status", "severity", "baseline", "candidate", "difference", "band",
-                    "p (Holm)", "runs b/c/history"):
-            table.add_column(col, justify="left" if col in ("scenario", "tier", "status", "severity") else "right")
+        for col in ("scenario", "tier", "entry", "status", "severity", "baseline", "candidate", "difference",
+                    "band", "p (Holm)", "runs b/c/history"):
+            table.add_column(col, justify="left" if col in ("scenario", "tier", "entry", "status", "severity")
+                             else "right")
         order = {s: i for i, s in enumerate(("regressed", "improved", "flaky", "inconclusive", "new", "missing",
                                              "unchanged"))}
         styles = {"regressed": "red", "improved": "green", "flaky": "yellow", "inconclusive": "yellow"}
         for r in sorted(result["scenarios"], key=lambda r: (order.get(r["status"], 9), r["scenario"])):
-            table.add_row(r["scenario"], r["tier"], f"[{styles.get(r['status'], '')}]{r['status']}[/]"
+            table.add_row(r["scenario"], r["tier"], r.get("entry", "-"), f"[{styles.get(r['status'], '')}]{r['status']}[/]"
                           if r["status"] in styles else r["status"], r.get("severity") or "-",
                           _num(r["baselineMean"]), _num(r["candidateMean"]), _num(r.get("difference")),
                           _num(r.get("band")), _p(r.get("pHolm")),

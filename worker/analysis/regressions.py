@@ -1,8 +1,9 @@
 """Regressions: a candidate's runs against a baseline's, scenario by scenario, told apart from
 noise.
 
-For each scenario-tier (suite, scenario, tier) the candidate's mean score is compared with the
-baseline's:
+For each scenario-tier (suite, scenario, tier) and entry (agent / model / specialist, so that a
+batch of several agents is compared like with like) the candidate's mean score is compared with
+the baseline's:
 
 - **Noise band**: the score's run-to-run spread at a fixed configuration, estimated from the
   scenario's history (earlier runs with the baseline's config hash) pooled with the
@@ -36,14 +37,17 @@ from typing import Any
 
 from worker.analysis import stats
 from worker.analysis.compare import metric_value, split_counted, tier_label
+from worker.analysis.leaderboard import entry_key
 
 ALPHA = 0.05
 SEVERITIES = ("minor", "moderate", "major")
 STATUSES = ("regressed", "improved", "flaky", "inconclusive", "unchanged", "new", "missing")
 
 
-def _key(run: dict[str, Any]) -> tuple[str, str, str]:
-    return (str(run.get("suite")), str(run.get("scenario")), tier_label(run))
+def _key(run: dict[str, Any]) -> tuple[str, str, str, str]:
+    """Scenario-tier and who ran it: a batch of several agents is compared like with like."""
+    return (str(run.get("suite")), str(run.get("scenario")), tier_label(run), entry_key(run, ("agent", "model",
+                                                                                                "specialist")))
 
 
 def _r(x: float | None, digits: int = 6) -> float | None:
@@ -92,7 +96,7 @@ def regressions(baseline: Sequence[dict[str, Any]], candidate: Sequence[dict[str
     cand, cand_excluded = split_counted(candidate)
     hist, _ = split_counted(history)
     seen = {r.get("runId") for r in [*base, *cand]}
-    by_key: dict[tuple[str, str, str], tuple[list, list, list]] = defaultdict(lambda: ([], [], []))
+    by_key: dict[tuple[str, str, str, str], tuple[list, list, list]] = defaultdict(lambda: ([], [], []))
     for run in base:
         by_key[_key(run)][0].append(run)
     for run in cand:
@@ -106,7 +110,8 @@ def regressions(baseline: Sequence[dict[str, Any]], candidate: Sequence[dict[str
         b_runs, c_runs, h_runs = by_key[key]
         b = [metric_value(r, "score") for r in b_runs]
         c = [metric_value(r, "score") for r in c_runs]
-        row: dict[str, Any] = {"scenario": f"{key[0]}/{key[1]}", "tier": key[2], "baselineRuns": len(b),
+        row: dict[str, Any] = {"scenario": f"{key[0]}/{key[1]}", "tier": key[2], "entry": key[3],
+                               "baselineRuns": len(b),
                                "candidateRuns": len(c), "historyRuns": len(h_runs),
                                "baselineMean": _r(stats.mean(b)), "candidateMean": _r(stats.mean(c))}
         if not b or not c:
