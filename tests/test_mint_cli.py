@@ -63,35 +63,59 @@ def test_unknown_template_is_a_one_line_error(tmp_path):
     assert result.output.strip().startswith("error: no specialist template named 'nothing-here'")
 
 
-def _store_batch(db, batch_id="cmp"):
-    scores = {False: [0.2, 0.3, 0.25], True: [0.9, 1.0, 0.95]}
+def _store_batch(db, batch_id="cmp", baseline_agent="echo", specialist_agent="oracle", specialist=True):
+    scores = {False: [0.2, 0.3, 0.25], True: [0.9, 1.0, 0.8]}
     with open_client(db_path=str(db)) as client:
         client.post_batch(BatchRecord(batch_id=batch_id))
         for spec, values in scores.items():
             for i, score in enumerate(values):
                 client.post_run(RunRecord(
-                    run_id=f"run_{i}_{int(spec)}", batch_id=batch_id, suite="py-bugs", scenario="unicode-slugify",
-                    tier="L1", agent="echo" if not spec else "oracle", model=None, total_score=score,
-                    is_successful=score >= 0.7, specialist_enabled=spec,
-                    specialist_name="@acme/fixer" if spec else None, specialist_version="2.0.0" if spec else None,
-                    metadata={"iteration": i}, evaluations=[EvaluationRecord("validation", score)]))
+                    run_id=f"run_{i}_{int(spec)}", batch_id=batch_id, suite="py-bugs", scenario=f"scenario-{i}",
+                    tier="L1", agent=specialist_agent if spec else baseline_agent, model=None, total_score=score,
+                    is_successful=score >= 0.7, specialist_enabled=spec and specialist,
+                    specialist_name="@acme/fixer" if spec and specialist else None,
+                    specialist_version="2.0.0" if spec and specialist else None,
+                    metadata={"iteration": 0}, evaluations=[EvaluationRecord("validation", score)]))
 
 
 def test_snapshot_from_the_embedded_store(tmp_path):
     db = tmp_path / "bench.db"
-    _store_batch(db)
+    _store_batch(db, baseline_agent="echo", specialist_agent="echo")
     args = ["snapshot", str(_template(tmp_path)), "--batch-id", "cmp", "--db", str(db), "--output", str(tmp_path / "snaps")]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
-    assert "snapshot-001.json5" in result.output and "Verdict: better" in result.output
+    assert "snapshot-001.json5" in result.output and "cells paired: 3 (0 only baseline, 0 only specialist)" in result.output
     snap = json5.loads((tmp_path / "snaps" / "fixer" / "2.0.0" / "snapshot-001.json5").read_text())
     comp = snap["benchmarks"]["comparison"]
     assert comp["baseline_runs"] == 3 and comp["specialist_runs"] == 3
-    # echo vs oracle have different model keys, so runs do not pair: Welch.
-    assert comp["test"] == "welch_t"
+    assert comp["test"] == "paired_t" and comp["paired_samples"] == 3
+    assert f"Verdict: {comp['verdict']}" in result.output
     again = CliRunner().invoke(main, args + ["--json"])
     assert again.exit_code == 0
     assert json.loads(again.output)["path"].endswith("snapshot-002.json5")
+
+
+def test_echo_against_oracle_is_not_comparable(tmp_path):
+    db = tmp_path / "bench.db"
+    _store_batch(db, baseline_agent="echo", specialist_agent="oracle")
+    result = CliRunner().invoke(main, ["snapshot", str(_template(tmp_path)), "--batch-id", "cmp", "--db", str(db),
+                                       "--output", str(tmp_path / "snaps")])
+    assert result.exit_code == 0, result.output
+    assert "Verdict: not comparable" in result.output
+    assert "Not comparable: specialist runs are by oracle, baseline runs by echo" in result.output
+    comp = json5.loads(next((tmp_path / "snaps").rglob("snapshot-001.json5")).read_text())["benchmarks"]["comparison"]
+    assert comp["verdict"] == "not comparable" and comp["p_value"] is None and comp["improvement"] is None
+
+
+def test_snapshot_of_a_batch_without_the_specialist_is_refused(tmp_path):
+    db = tmp_path / "bench.db"
+    _store_batch(db, specialist=False)
+    result = CliRunner().invoke(main, ["snapshot", str(_template(tmp_path)), "--batch-id", "cmp", "--db", str(db),
+                                       "--output", str(tmp_path / "snaps")])
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: batch 'cmp' has no run of specialist @acme/fixer@2.0.0")
+    assert "it holds baseline (no specialist): 6 runs" in result.stderr
+    assert not (tmp_path / "snaps").exists()
 
 
 def test_snapshot_of_missing_batch_fails_and_writes_nothing(tmp_path):
@@ -143,10 +167,10 @@ def test_snapshot_reads_the_batch_from_a_worker_over_http(tmp_path, monkeypatch)
             client.post_batch(BatchRecord(batch_id="remote"))
             for i, (spec, score) in enumerate([(False, 0.2), (False, 0.4), (True, 0.9), (True, 1.0)]):
                 client.post_run(RunRecord(
-                    run_id=f"run_r{i}", batch_id="remote", suite="py-bugs", scenario="s", tier="L1", agent="anthropic",
-                    model="m", total_score=score, specialist_enabled=spec,
+                    run_id=f"run_r{i}", batch_id="remote", suite="py-bugs", scenario=f"s{i % 2}", tier="L1",
+                    agent="anthropic", model="m", total_score=score, specialist_enabled=spec,
                     specialist_name="@acme/fixer" if spec else None, specialist_version="2.0.0" if spec else None,
-                    metadata={"iteration": i % 2}, evaluations=[EvaluationRecord("validation", score)]))
+                    metadata={"iteration": 0}, evaluations=[EvaluationRecord("validation", score)]))
         result = CliRunner().invoke(main, ["snapshot", str(_template(tmp_path)), "--batch-id", "remote",
                                            "--worker-url", url, "--output", str(tmp_path / "snaps"), "--json"])
     finally:

@@ -34,18 +34,20 @@ def _fmt(x: float | None, digits: int = 3) -> str:
 def comparison_lines(comparison: dict[str, Any]) -> list[str]:
     """A person's reading of a snapshot's ``benchmarks.comparison``."""
     c = comparison
-    lines = [f"Runs compared: {c['baseline_runs']} baseline, {c['specialist_runs']} with the specialist"]
+    cells = c.get("cells") or {}
+    lines = [f"Runs counted: {c['baseline_runs']} baseline, {c['specialist_runs']} with the specialist; "
+             f"cells paired: {cells.get('paired', 0)} ({cells.get('baseline_only', 0)} only baseline, "
+             f"{cells.get('specialist_only', 0)} only specialist)"]
     if c["improvement"] is not None:
         pct = "" if c["improvement_pct"] is None else f" ({c['improvement_pct']:+.1f}%)"
-        lines.append(f"Mean score: baseline {_fmt(c['baseline_avg_score'])} -> specialist "
+        lines.append(f"Mean score on the paired cells: baseline {_fmt(c['baseline_avg_score'])} -> specialist "
                      f"{_fmt(c['specialist_avg_score'])}: {c['improvement']:+.3f}{pct}")
-    else:
-        lines.append(f"Mean score: baseline {_fmt(c['baseline_avg_score'])}, "
-                     f"specialist {_fmt(c['specialist_avg_score'])}")
-    if c["ci_low"] is not None:
-        test = {"paired_t": f"paired t-test on {c['paired_samples']} pairs", "welch_t": "Welch's t-test"}[c["test"]]
-        lines.append(f"95% CI of the difference [{c['ci_low']:+.3f}, {c['ci_high']:+.3f}], "
-                     f"p = {c['p_value']:.3g} ({test})")
+    if c["p_value"] is not None:
+        interval = ("" if c["ci_low"] is None else
+                    f"{c['confidence_level']:.0%} CI of the difference [{c['ci_low']:+.3f}, {c['ci_high']:+.3f}], ")
+        lines.append(f"{interval}p = {c['p_value']:.3g} ({c['test']}: {c.get('test_reason') or ''})")
+    for reason in c.get("refused") or []:
+        lines.append(f"Not comparable: {reason}")
     for note in c.get("notes") or []:
         lines.append(f"Note: {note}")
     lines.append(f"Verdict: {c['verdict']}")
@@ -59,13 +61,13 @@ def _print_models(comparison: dict[str, Any]) -> None:
     models = comparison.get("models_compared") or []
     if len(models) < 2:
         return
-    table = Table(title="Per model")
-    for col in ("model", "baseline", "specialist", "improvement", "n (b/s)", "p", "verdict"):
+    table = Table(title="Per agent and model")
+    for col in ("agent", "model", "baseline", "specialist", "improvement", "pairs", "p", "verdict"):
         table.add_column(col)
     for m in models:
-        table.add_row(m["model"], _fmt(m["baseline_score"]), _fmt(m["specialist_score"]),
+        table.add_row(m.get("agent", ""), m["model"], _fmt(m["baseline_score"]), _fmt(m["specialist_score"]),
                       "n/a" if m["improvement"] is None else f"{m['improvement']:+.3f}",
-                      f"{m['baseline_runs']}/{m['specialist_runs']}",
+                      str(m.get("paired_samples", 0)),
                       "n/a" if m["p_value"] is None else f"{m['p_value']:.3g}", m["verdict"])
     Console().print(table)
 
@@ -175,15 +177,19 @@ def snapshot_cmd(template: str, batch_id: str, output: Path, worker_url: str | N
     """Mint a snapshot of TEMPLATE with the runs of batch BATCH_ID.
 
     Runs without the specialist are the baseline; runs with this specialist's name and
-    version are the specialist side. The snapshot holds every run, the means, the
-    improvement, a 95% confidence interval and p-value (paired t-test when runs match on
-    scenario, tier, model and iteration, else Welch's) and a verdict. It is validated
+    version are the specialist side (a batch without them is refused, exit status 1). Only
+    cells both sides ran with the same agent and model are compared (suite, scenario, tier,
+    iteration); repeats of a scenario are clustered. The snapshot holds every run, the means,
+    the difference with its 95% interval, the test and p-value, and a verdict: specialist
+    better, baseline better, no detectable difference, not enough runs, or not comparable
+    (the sides differ in more than the specialist, e.g. agent or model). It is validated
     against the snapshot schema before it is written, and never overwrites a snapshot.
 
     \b
-    Example (baseline and specialist runs in one batch, then mint):
-      bench py-bugs unicode-slugify --tier L1 --agent anthropic --batch-id cmp --iterations 3
-      bench py-bugs unicode-slugify --tier L1 --specialist python-bugfixer --batch-id cmp --iterations 3
+    Example (baseline and specialist runs in one batch, same agent and model, then mint):
+      bench py-bugs --tier L1 --agent anthropic --model claude-sonnet-4-6 --batch-id cmp --iterations 3
+      bench py-bugs --tier L1 --agent anthropic --model claude-sonnet-4-6 --specialist python-bugfixer \\
+        --batch-id cmp --iterations 3
       mint snapshot python-bugfixer --batch-id cmp --output snapshots
     """
     from harness.mint import MintError, mint_snapshot

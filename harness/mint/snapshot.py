@@ -1,16 +1,18 @@
 """Minting a snapshot: a specialist template plus the benchmark runs that prove (or not) its worth.
 
 ``mint_snapshot`` reads a batch through the results contract (embedded worker or remote),
-splits its runs into baseline (specialist disabled) and this specialist's runs, builds
-``benchmarks {test_suites, scoring, runs, comparison}`` and ``snapshot_metadata``, validates
-the whole document against ``snapshot.schema.json`` and only then writes
+refuses a batch without a run of this specialist, splits its runs into baseline (specialist
+disabled) and this specialist's runs, builds ``benchmarks {test_suites, scoring, runs,
+comparison}`` (the comparison by :mod:`harness.mint.comparison`, over the project's one
+comparison code) and ``snapshot_metadata``, validates the whole document against
+``snapshot.schema.json`` and only then writes
 ``<output>/<name without scope>/<version>/snapshot-<NNN>.json5``.
 """
 
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
@@ -22,13 +24,10 @@ from harness.mint.comparison import comparison_section, iteration_of
 from harness.mint.output import write_next_numbered
 from harness.results.records import BatchRecord, RunRecord
 from harness.specialists import Specialist, unknown_template_keys, without_unknown_keys
+from worker.analysis.compare import exclusion_reason
 
 if TYPE_CHECKING:
     from harness.results.client import ResultsClient
-
-# Runs that failed for reasons outside the agent's control say nothing about the specialist.
-_NOT_THE_AGENTS_FAULT = ("infra", "harness")
-
 
 class MintError(RuntimeError):
     """Minting could not produce a valid snapshot (missing batch, invalid result, ...)."""
@@ -103,35 +102,56 @@ def snapshot_run(run: RunRecord) -> dict[str, Any]:
     }
 
 
+def is_this_specialist(specialist: Specialist, run: RunRecord) -> bool:
+    """A run made with this template: its name (scoped or not) and version."""
+    return (bool(run.specialist_enabled) and run.specialist_name in {specialist.name, specialist.unscoped_name}
+            and run.specialist_version == specialist.version)
+
+
 def split_runs(specialist: Specialist, runs: Sequence[RunRecord]
                ) -> tuple[list[RunRecord], list[RunRecord], list[dict[str, str]]]:
-    """``(baseline, specialist_runs, excluded)``; every excluded run comes with its reason."""
-    names = {specialist.name, specialist.unscoped_name}
+    """``(baseline, specialist_runs, excluded)``.
+
+    The two sides hold every run of each; ``excluded`` lists, each with its reason, the runs of
+    other specialists or versions and the runs of the sides the comparison does not count
+    (the rule of :func:`worker.analysis.compare.exclusion_reason`: an attempt a retry redid, a
+    run replayed from the cache, an infra, harness or judge error)."""
     baseline, with_specialist, excluded = [], [], []
-    redone = {(r.metadata or {}).get("retryOf"): r.run_id for r in runs if (r.metadata or {}).get("retryOf")}
+    redone_by = {(r.metadata or {}).get("retryOf"): r.run_id for r in runs if (r.metadata or {}).get("retryOf")}
     for run in runs:
-        if run.run_id in redone:
-            excluded.append({"run_id": run.run_id, "reason": f"redone by run {redone[run.run_id]} (--retry-errors)"})
-        elif run.total_score is None:
-            excluded.append({"run_id": run.run_id, "reason": f"no score (status {run.status})"})
-        elif run.failure_class in _NOT_THE_AGENTS_FAULT:
-            excluded.append({"run_id": run.run_id, "reason": f"{run.failure_class} failure, not the agent's"})
-        elif not run.specialist_enabled:
+        if not run.specialist_enabled:
             baseline.append(run)
-        elif run.specialist_name not in names:
+        elif is_this_specialist(specialist, run):
+            with_specialist.append(run)
+        elif run.specialist_name not in {specialist.name, specialist.unscoped_name}:
             excluded.append({"run_id": run.run_id, "reason": f"another specialist ({run.specialist_name})"})
-        elif run.specialist_version != specialist.version:
+            continue
+        else:
             excluded.append({"run_id": run.run_id,
                              "reason": f"specialist version {run.specialist_version}, not {specialist.version}"})
-        else:
-            with_specialist.append(run)
+            continue
+        reason = exclusion_reason(run.to_wire(), set(redone_by))
+        if reason == "redone by a retry":
+            reason = f"redone by run {redone_by[run.run_id]} (--retry-errors)"
+        if reason is not None:
+            excluded.append({"run_id": run.run_id, "reason": reason})
     return baseline, with_specialist, excluded
 
 
-def _scoring(baseline: Sequence[RunRecord], with_specialist: Sequence[RunRecord]) -> dict[str, Any]:
+def _specialists_in(runs: Sequence[RunRecord]) -> str:
+    """``"baseline (no specialist): 4 runs; @x/y@1.0.0: 2 runs"``: what a batch holds."""
+    held = Counter(f"{r.specialist_name}@{r.specialist_version}" if r.specialist_enabled else "baseline (no specialist)"
+                   for r in runs)
+    return "; ".join(f"{name}: {n} run{'s' if n != 1 else ''}" for name, n in sorted(held.items()))
+
+
+def _scoring(baseline: Sequence[RunRecord], with_specialist: Sequence[RunRecord],
+             left_out: set[str] | None = None) -> dict[str, Any]:
     per_eval: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
     for side, runs in ((0, baseline), (1, with_specialist)):
         for run in runs:
+            if left_out and run.run_id in left_out:
+                continue
             for ev in run.evaluations:
                 if ev.status == "ok":
                     per_eval[ev.evaluator_name][side].append(ev.score)
@@ -149,7 +169,9 @@ def _scoring(baseline: Sequence[RunRecord], with_specialist: Sequence[RunRecord]
         "metric": "overall_score",
         "scale": [0, 1],
         "method": ("A run's overall_score is the weighted mean of the scores of its evaluators with "
-                   "status ok (skipped evaluators do not count). The comparison uses overall_score."),
+                   "status ok (skipped evaluators do not count). The comparison uses the run's weighted "
+                   "score, else its overall_score, on the cells (suite, scenario, tier, iteration, agent, "
+                   "model) both sides ran; a counted run without a score counts 0."),
         "evaluators": evaluators,
     }
 
@@ -169,14 +191,15 @@ def build_snapshot(specialist: Specialist, batch: BatchRecord, runs: Sequence[Ru
                    created_at: str | None = None) -> tuple[dict[str, Any], list[dict[str, str]]]:
     """The snapshot document (not yet validated) and the runs left out of the comparison."""
     baseline, with_specialist, excluded = split_runs(specialist, runs)
-    compared = [*baseline, *with_specialist]
+    left_out = {e["run_id"] for e in excluded}
+    compared = [r for r in (*baseline, *with_specialist) if r.run_id not in left_out]
     # A snapshot holds only what the schema names (it is checked strictly): keys a template may
     # carry beyond that are left out (mint_snapshot reports them).
     snapshot = {k: v for k, v in without_unknown_keys(specialist.template).items()
                 if k not in ("$schema", "benchmarks", "snapshot_metadata")}
     snapshot["benchmarks"] = {
         "test_suites": _test_suites(runs),
-        "scoring": _scoring(baseline, with_specialist),
+        "scoring": _scoring(baseline, with_specialist, left_out),
         "runs": [snapshot_run(r) for r in sorted(runs, key=lambda r: (r.started_at or "", r.run_id))],
         "excluded_runs": excluded,
         "comparison": comparison_section(baseline, with_specialist),
@@ -248,8 +271,13 @@ def fetch_batch_runs(client: ResultsClient, batch_id: str) -> tuple[BatchRecord,
 
 def mint_snapshot(specialist: Specialist, batch_id: str, output: Path, client: ResultsClient, *,
                   created_at: str | None = None) -> MintResult:
-    """Read batch ``batch_id`` through ``client`` and write a validated snapshot under ``output``."""
+    """Read batch ``batch_id`` through ``client`` and write a validated snapshot under ``output``.
+    A batch without a run of this specialist (name and version) is refused: it proves nothing."""
     batch, runs = fetch_batch_runs(client, batch_id)
+    if not any(is_this_specialist(specialist, r) for r in runs):
+        raise MintError(f"batch {batch_id!r} has no run of specialist {specialist.name}@{specialist.version}, "
+                        f"nothing to compare; it holds {_specialists_in(runs)}. Run it with "
+                        f"`bench ... --specialist {specialist.unscoped_name} --batch-id {batch_id}`")
     snapshot, excluded = build_snapshot(specialist, batch, runs, created_at=created_at)
     snapshot_id, path = write_snapshot(snapshot, output)
     left_out = [where for where, _ in unknown_template_keys(specialist.template)]
