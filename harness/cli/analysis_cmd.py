@@ -268,7 +268,7 @@ def regressions(baseline: str | None, candidate: str | None, agent: str | None, 
         for col in ("scenario", "tier", "entry", "status", "severity", "baseline", "candidate", "difference",
                     "band", "p (Holm)", "runs b/c/history"):
             table.add_column(col, justify="left" if col in ("scenario", "tier", "entry", "status", "severity")
-                             else "right")
+                             else "right", overflow="fold")
         order = {s: i for i, s in enumerate(("regressed", "improved", "flaky", "inconclusive", "new", "missing",
                                              "unchanged"))}
         styles = {"regressed": "red", "improved": "green", "flaky": "yellow", "inconclusive": "yellow"}

@@ -52,14 +52,25 @@ def parse_by(text: str) -> tuple[str, ...]:
 
 
 def entry_key(run: dict[str, Any], by: Sequence[str]) -> str:
+    """The entry a run belongs to, e.g. ``anthropic / claude-sonnet-4-6``. A dimension the run
+    has no value for is left out of the name when other dimensions name it (an agent without a
+    model is ``oracle``), and is ``-`` when it is the only one."""
     parts = []
     for dim in by:
         if dim == "specialist":
             parts.append(f"{run.get('specialistName')}@{run.get('specialistVersion')}"
                          if run.get("specialistEnabled") else "no specialist")
-        else:
-            parts.append(str(run.get(dim) or "-"))
-    return " / ".join(parts)
+        elif run.get(dim):
+            parts.append(str(run.get(dim)))
+    return " / ".join(parts) or "-"
+
+
+def short_entry(run: dict[str, Any]) -> str:
+    """Agent, model and specialist in a few words: ``anthropic / claude-sonnet-4-6 + python-bugfixer@1.0.0``."""
+    name = " / ".join(str(run[k]) for k in ("agent", "model") if run.get(k)) or "-"
+    if run.get("specialistEnabled"):
+        name += f" + {run.get('specialistName')}@{run.get('specialistVersion')}"
+    return name
 
 
 def _r(x: float | None, digits: int = 6) -> float | None:

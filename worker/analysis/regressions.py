@@ -37,7 +37,7 @@ from typing import Any
 
 from worker.analysis import stats
 from worker.analysis.compare import metric_value, split_counted, tier_label
-from worker.analysis.leaderboard import entry_key
+from worker.analysis.leaderboard import short_entry
 
 ALPHA = 0.05
 SEVERITIES = ("minor", "moderate", "major")
@@ -46,8 +46,7 @@ STATUSES = ("regressed", "improved", "flaky", "inconclusive", "unchanged", "new"
 
 def _key(run: dict[str, Any]) -> tuple[str, str, str, str]:
     """Scenario-tier and who ran it: a batch of several agents is compared like with like."""
-    return (str(run.get("suite")), str(run.get("scenario")), tier_label(run), entry_key(run, ("agent", "model",
-                                                                                                "specialist")))
+    return (str(run.get("suite")), str(run.get("scenario")), tier_label(run), short_entry(run))
 
 
 def _r(x: float | None, digits: int = 6) -> float | None:
