@@ -305,3 +305,10 @@ def test_leaderboard_leaves_out_runs_measured_under_another_setting():
     board = leaderboard(runs)
     assert board["excluded"] == {"another setting of the scenario": 1}
     assert {r["entry"]: r["runs"] for r in board["entries"]} == {"a": 3, "b": 3}
+
+
+def test_a_side_holding_two_agents_in_one_cell_is_refused_not_paired_at_random():
+    both = side("oracle", {f"s{i}": [1.0] for i in range(6)}) + side("echo", {f"s{i}": [0.0] for i in range(6)})
+    result = compare_runs(both, side("oracle", {f"s{i}": [1.0] for i in range(6)}))
+    assert result["verdict"] == "not comparable"
+    assert "A holds runs of echo:m, oracle:m in the same cells" in result["refused"][0]

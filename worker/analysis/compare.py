@@ -19,7 +19,10 @@ serves); output is a plain dict (JSON as it stands). The rules, in order:
    (``metadata.configParts``) may differ only in what is being compared: one part, or the
    agent and its model together. A pair that differs in more (the scenario's files, the
    budgets, the judge...) makes the comparison refused unless ``allow_mixed``, which compares
-   anyway and says so.
+   anyway and says so. ``factor`` names the compared parts exactly (``{"specialist"}``): any
+   other part is beyond it. When it leaves out the agent and the model, they belong to the
+   cell: runs pair only with runs of the same agent and model, and sides that share no
+   agent/model are refused.
 4. **Per metric** (score, success, cost, duration, tokens, turns): the means of each side on
    the paired cells, the difference A - B with a 95% interval, the test and why it was
    chosen, p, the effect size d_z, the minimum detectable effect at this sample size and the
@@ -35,7 +38,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from worker.analysis import stats
@@ -191,16 +194,37 @@ def cell_of(run: dict[str, Any], order: int) -> tuple[str, str, str, int | str]:
     return (str(run.get("suite")), str(run.get("scenario")), tier_label(run), it if it is not None else f"#{order}")
 
 
-def _cells(runs: Sequence[dict[str, Any]]) -> dict[tuple[Any, ...], dict[str, Any]]:
+def arm_of(run: dict[str, Any]) -> tuple[str, str]:
+    """(agent, model) of a run; the model is empty for agents without one."""
+    return str(run.get("agent") or ""), str(run.get("model") or "")
+
+
+def _arm_names(arms: set[tuple[str, str]]) -> str:
+    return ", ".join(sorted(f"{agent}:{model}" if model else agent for agent, model in arms))
+
+
+def _setup(run: dict[str, Any]) -> str:
+    """Agent, model and specialist of a run, as a name."""
+    name = ":".join(x for x in arm_of(run) if x) or "-"
+    return name + (f"+{run.get('specialistName')}" if run.get("specialistEnabled") else "")
+
+
+def _cells(runs: Sequence[dict[str, Any]], by_arm: bool = False,
+           mixed: set[str] | None = None) -> dict[tuple[Any, ...], dict[str, Any]]:
     """One run per cell: the latest when a cell ran twice (runs without an iteration are
-    numbered in start order within their scenario and tier)."""
-    order: dict[tuple[str, str, str], int] = defaultdict(int)
+    numbered in start order within their scenario and tier). ``by_arm``: the agent and model
+    are part of the cell (after the iteration). ``mixed`` receives the setups (agent, model,
+    specialist) that met in one cell: a side that holds several of them cannot be paired."""
+    order: dict[tuple[str, ...], int] = defaultdict(int)
     out: dict[tuple[Any, ...], dict[str, Any]] = {}
     for run in sorted(runs, key=lambda r: (str(r.get("startedAt") or ""), str(r.get("runId")))):
-        base = (str(run.get("suite")), str(run.get("scenario")), tier_label(run))
-        key = cell_of(run, order[base])
+        arm = arm_of(run) if by_arm else ()
+        base = (str(run.get("suite")), str(run.get("scenario")), tier_label(run), *arm)
+        key = (*cell_of(run, order[base]), *arm)
         if _iteration(run) is None:
             order[base] += 1
+        if mixed is not None and key in out and _setup(out[key]) != _setup(run):
+            mixed.update((_setup(out[key]), _setup(run)))
         out[key] = run
     return out
 
@@ -213,7 +237,9 @@ def differing_parts(a: dict[str, Any], b: dict[str, Any]) -> set[str] | None:
     return {k for k in set(pa) | set(pb) if pa.get(k) != pb.get(k)}
 
 
-def _within_factor(parts: set[str]) -> bool:
+def _within_factor(parts: set[str], factor: Collection[str] | None = None) -> bool:
+    if factor is not None:
+        return parts <= set(factor)
     return len(parts) <= 1 or parts <= AGENT_PARTS
 
 
@@ -335,8 +361,10 @@ def _side_summary(label: str, runs: Sequence[dict[str, Any]], counted: Sequence[
 
 def compare_runs(a_runs: Sequence[dict[str, Any]], b_runs: Sequence[dict[str, Any]], *, labels: tuple[str, str] = ("A", "B"),
                  alpha: float = ALPHA, allow_mixed: bool = False, include_cached: bool = False,
-                 max_exclusion_gap: float = 0.10, metrics: Sequence[str] = tuple(METRICS)) -> dict[str, Any]:
-    """Compare two sets of runs (wire dicts). See the module docstring for the rules."""
+                 max_exclusion_gap: float = 0.10, metrics: Sequence[str] = tuple(METRICS),
+                 factor: Collection[str] | None = None) -> dict[str, Any]:
+    """Compare two sets of runs (wire dicts). See the module docstring for the rules.
+    ``factor``: the config parts being compared (None: one part, or the agent and model together)."""
     a_counted, a_excluded = split_counted(a_runs, include_cached)
     b_counted, b_excluded = split_counted(b_runs, include_cached)
     result: dict[str, Any] = {
@@ -351,7 +379,19 @@ def compare_runs(a_runs: Sequence[dict[str, Any]], b_runs: Sequence[dict[str, An
     if abs(a_rate - b_rate) > max_exclusion_gap and gap_runs > 2:
         refusals.append(f"the sides lost different shares of their runs ({a_rate:.0%} of {labels[0]}, "
                         f"{b_rate:.0%} of {labels[1]}; see excluded): they were not measured alike")
-    a_cells, b_cells = _cells(a_counted), _cells(b_counted)
+    by_arm = factor is not None and not {"agent", "model"} & set(factor)
+    if by_arm:
+        a_arms, b_arms = {arm_of(r) for r in a_counted}, {arm_of(r) for r in b_counted}
+        if a_arms and b_arms and not a_arms & b_arms:
+            refusals.append(f"{labels[0]} runs are by {_arm_names(a_arms)}, {labels[1]} runs by {_arm_names(b_arms)}: "
+                            f"the agent and model are not the compared factor ({', '.join(sorted(factor or ()))})")
+    a_mixed: set[str] = set()
+    b_mixed: set[str] = set()
+    a_cells, b_cells = _cells(a_counted, by_arm, a_mixed), _cells(b_counted, by_arm, b_mixed)
+    for label, mixed in ((labels[0], a_mixed), (labels[1], b_mixed)):
+        if mixed:
+            refusals.append(f"{label} holds runs of {', '.join(sorted(mixed))} in the same cells: narrow it to one "
+                            "(e.g. BATCH,agent=NAME or agent=NAME,model=MODEL)")
     common = sorted(set(a_cells) & set(b_cells), key=repr)
     result["cells"] = {"paired": len(common), "onlyA": len(set(a_cells) - set(b_cells)),
                        "onlyB": len(set(b_cells) - set(a_cells))}
@@ -368,7 +408,7 @@ def compare_runs(a_runs: Sequence[dict[str, Any]], b_runs: Sequence[dict[str, An
             unknown += 1
             continue
         differing |= parts
-        if not _within_factor(parts):
+        if not _within_factor(parts, factor):
             beyond += 1
     result["configuration"] = {"differingParts": sorted(differing), "pairsBeyondFactor": beyond,
                                "pairsWithoutParts": unknown}
