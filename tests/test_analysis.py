@@ -179,6 +179,7 @@ def test_per_scenario_winners_are_holm_corrected():
 def test_sides_parse_batch_ids_and_filters():
     assert parse_side("batch_1") == {"batchId": "batch_1"}
     assert parse_side("agent=oracle, since=30d") == {"agent": "oracle", "since": "30d"}
+    assert parse_side("nightly,agent=oracle") == {"batchId": "nightly", "agent": "oracle"}
     with pytest.raises(CompareError, match="unknown filter 'colour'"):
         parse_side("colour=red")
     with pytest.raises(CompareError, match="KEY=VALUE"):

@@ -74,8 +74,9 @@ def compare(side_a: str, side_b: str, allow_mixed: bool, include_cached: bool, a
             worker_url: str | None, db_path: str | None, as_json: bool) -> None:
     """Compare two sets of runs, A and B, on the cells both ran.
 
-    A and B are batch ids, or filters KEY=VALUE joined by commas: agent, model, specialist,
-    suite, scenario, tier, batch, configHash, since (30d, 12h or a date), until. Cells
+    A and B are batch ids, filters KEY=VALUE joined by commas (agent, model, specialist,
+    suite, scenario, tier, batch, configHash, since as 30d, 12h or a date, until), or a batch
+    id narrowed by filters (nightly,agent=oracle). Cells
     (scenario, tier, iteration) are paired; the scenario is the cluster, so repeats never
     count as independent samples. For each metric: the means, A - B with a 95% interval, the
     test and why it was chosen, p, the effect size, the minimum detectable effect and the
@@ -91,7 +92,7 @@ def compare(side_a: str, side_b: str, allow_mixed: bool, include_cached: bool, a
       bench compare batch_1732270000000_a1b2c3 batch_1732280000000_d4e5f6
       bench compare agent=oracle agent=echo
       bench compare specialist=python-bugfixer,since=7d agent=anthropic,specialistEnabled=false
-      bench compare nightly-41 nightly-42 --json
+      bench compare nightly-41,agent=anthropic nightly-42,agent=anthropic --json
     """
     result = _ask(worker_url, db_path, "/api/compare",
                   {"a": side_a, "b": side_b, "allowMixed": "true" if allow_mixed else None,

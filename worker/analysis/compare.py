@@ -77,14 +77,18 @@ _DURATION = re.compile(r"^(\d+)\s*([dhm])$")
 
 def parse_side(text: str) -> dict[str, str]:
     """``"batch_123"`` -> ``{"batchId": "batch_123"}``; ``"agent=oracle,since=30d"`` ->
-    ``{"agent": "oracle", "since": "30d"}``. Raises :class:`CompareError` naming a bad key."""
+    ``{"agent": "oracle", "since": "30d"}``; ``"batch_123,agent=oracle"`` -> both. Raises
+    :class:`CompareError` naming a bad key."""
     text = text.strip()
     if not text:
         raise CompareError("an empty side: give a batch id or filters such as agent=oracle,model=m")
     if "=" not in text:
         return {"batchId": text}
     out: dict[str, str] = {}
-    for item in text.split(","):
+    items = text.split(",")
+    if "=" not in items[0] and items[0].strip():
+        out["batchId"] = items.pop(0).strip()  # BATCH,agent=NAME: a batch narrowed by filters
+    for item in items:
         key, sep, value = item.partition("=")
         key, value = key.strip(), value.strip()
         if not sep or not key or not value:
