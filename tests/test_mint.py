@@ -11,8 +11,10 @@ import json5
 import pytest
 from scipy import stats as sps
 
+from harness.mint.comparison import comparison_section
 from harness.mint.output import write_next_numbered
-from harness.mint.snapshot import MintError, build_snapshot, mint_snapshot, validate_snapshot, write_snapshot
+from harness.mint.snapshot import (MintError, build_snapshot, mint_snapshot, split_runs, validate_snapshot,
+                                   write_snapshot)
 from harness.results.client import ResultsClient
 from harness.results.records import BatchRecord, EvaluationRecord, RunRecord, Telemetry
 from harness.specialists import Specialist
@@ -402,3 +404,55 @@ def test_specialist_runs_with_different_system_prompts_are_flagged():
     spec_run = next(r for r in snapshot["benchmarks"]["runs"] if r["specialist_enabled"])
     assert spec_run["system_prompt_sha256"] in ("p1", "p2")
     assert spec_run["specialist_source"] == "templates/py-fixer.json5"
+
+
+# --------------------------------------------------------------------------- the shipped example
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _run_from_snapshot(r: dict) -> RunRecord:
+    """A snapshot's snake_case run back as a RunRecord (no config parts: snapshots do not keep them)."""
+    t = r.get("telemetry") or {}
+    usage = t.get("token_usage") or {}
+    return RunRecord(
+        run_id=r["run_id"], batch_id=r.get("batch_id"), suite=r["suite"], scenario=r["scenario"], tier=r["tier"],
+        agent=r["agent"], model=r.get("model"), status=r["status"], failure_class=r.get("failure_class"),
+        started_at=r.get("started_at"), completed_at=r.get("completed_at"), total_score=r["overall_score"],
+        weighted_score=r.get("weighted_score"), is_successful=bool(r.get("is_successful")),
+        specialist_enabled=r["specialist_enabled"], specialist_name=r.get("specialist_name"),
+        specialist_version=r.get("specialist_version"), config_hash=r.get("config_hash"),
+        metadata={} if r.get("iteration") is None else {"iteration": r["iteration"]},
+        telemetry=Telemetry(tokens_in=usage.get("prompt_tokens", 0), tokens_out=usage.get("completion_tokens", 0),
+                            tool_calls=t.get("tool_calls", 0), turns=t.get("turns", 0),
+                            duration_ms=t.get("duration_ms"), cost_usd=t.get("cost_usd")),
+    )
+
+
+def test_shipped_snapshots_validate_and_their_verdict_is_what_their_runs_say():
+    files = sorted((REPO / "snapshots").rglob("snapshot-*.json5"))
+    assert files
+    for path in files:
+        snap = json5.loads(path.read_text())
+        assert validate_snapshot(snap) == [], path
+        comp = snap["benchmarks"]["comparison"]
+        runs = [_run_from_snapshot(r) for r in snap["benchmarks"]["runs"]]
+        spec = Specialist(name=snap["name"], version=snap["version"], template={}, source=path)
+        baseline, with_specialist, _ = split_runs(spec, runs)
+        again = comparison_section(baseline, with_specialist)
+        for key in ("verdict", "test", "p_value", "ci_low", "ci_high", "cells", "baseline_avg_score",
+                    "specialist_avg_score", "improvement", "refused"):
+            assert again[key] == comp[key], (path, key)
+        if comp["verdict"] in ("specialist better", "baseline better"):
+            assert comp["baseline_agents"] == comp["specialist_agents"] and comp["cells"]["paired"] >= 2, path
+
+
+def test_the_shipped_python_bugfixer_example_claims_no_false_better():
+    snap = json5.loads((REPO / "snapshots" / "python-bugfixer" / "1.0.0" / "snapshot-001.json5").read_text())
+    comp = snap["benchmarks"]["comparison"]
+    # The same agent on both sides: only the specialist differs, and every cell is paired.
+    assert comp["baseline_agents"] == comp["specialist_agents"] == snap["snapshot_metadata"]["batch"]["agents"]
+    assert comp["refused"] == [] and comp["cells"]["baseline_only"] == comp["cells"]["specialist_only"] == 0
+    # A scripted agent ignores the system prompt: nothing for the specialist to win.
+    assert comp["verdict"] in ("no detectable difference", "not enough runs")
+    assert all(m["verdict"] in ("no detectable difference", "not enough runs") for m in comp["metrics"])
