@@ -15,8 +15,8 @@ import pytest
 import respx
 
 from harness.providers import ChatRequest, Message, ProviderError, ResponseCache, RetryPolicy, get_provider
-from tests.http_stubs import serve
-from tests.test_providers import ANTHROPIC_URL, OPENAI_URL, READ_TOOL, anthropic_body, openai_body, request
+from http_stubs import serve
+from test_providers import ANTHROPIC_URL, OPENAI_URL, READ_TOOL, anthropic_body, openai_body, request
 
 
 class AsyncSleeps:

@@ -26,6 +26,7 @@ _COMMAND_MODULES = (
     ("harness.cli.prices_cmd", "prices"),
     ("harness.cli.doctor_cmd", "doctor"),
     ("harness.cli.profile_cmd", "profile"),
+    ("harness.cli.stress_cmd", "stress"),
     ("harness.cli.analysis_cmd", "compare"),
     ("harness.cli.analysis_cmd", "leaderboard"),
     ("harness.cli.analysis_cmd", "regressions"),

@@ -185,6 +185,11 @@ class Provider:
             self._async_loop = loop
         return self._async_sdk
 
+    async def aprepare(self) -> None:
+        """Set up the async SDK client of the running event loop now (the SDK's import, the
+        client), so that a caller who times its first call times the call alone."""
+        self._aclient()
+
     async def _asend(self, request: ChatRequest) -> ChatResponse:
         """One asynchronous attempt. Raise :class:`RetryableError` for transient failures."""
         raise NotImplementedError
