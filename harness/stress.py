@@ -18,9 +18,9 @@ onset, the phases of a spike, the failure window). The result is a :class:`Stres
 Stops: :class:`StressControl` (``interrupt``: send nothing more and wait for the requests in
 flight; ``abort``: cancel them too) gives status ``interrupted``; a cost cap (``max_cost``)
 stops sending before the spend, measured plus what the requests in flight will cost, would pass
-it (``budget_exceeded``); credentials refused, or a request refused before any was answered
-(an unknown model), end the test as ``failed``. The profiles and every figure are described in
-docs/analysis.md, "Stress tests".
+it (``budget_exceeded``); credentials refused, or before any request was answered a request
+refused (an unknown model) or no connection (nothing listens), end the test as ``failed``.
+The profiles and every figure are described in docs/analysis.md, "Stress tests".
 """
 
 from __future__ import annotations

@@ -237,21 +237,19 @@ def list_cmd(provider: str | None, model: str | None, profile: str | None, statu
         return
     from rich.table import Table
 
-    table = Table(title=f"Stress tests ({len(records)})")
-    for col in ("id", "started", "target", "profile", "status", "sent", "ok", "max ok/s", "knee",
-                "breaking point", "resilience"):
-        table.add_column(col, justify="right" if col in ("sent", "ok", "max ok/s", "resilience") else "left",
-                         no_wrap=col in ("id", "started"))
+    table = Table(title=f"Stress tests ({len(records)}), newest first")
+    for col in ("id", "target", "profile", "status", "sent", "best ok/s", "knee", "broke at", "score"):
+        table.add_column(col, justify="right" if col in ("sent", "best ok/s", "score") else "left",
+                         no_wrap=col == "id", overflow="fold")
     for r in records:
         s = r.summary or {}
         knee = s.get("knee")
         broke = s.get("breakingPoint")
         res = s.get("resilience")
         table.add_row(
-            r.stress_id, (r.started_at or "")[:16].replace("T", " "), f"{r.provider}:{r.model}", r.profile, r.status,
-            _int(s.get("requests")), _int(s.get("ok")), _num(s.get("maxThroughputRps")),
-            f"c={knee['concurrency']}" if knee else "-", broke["label"] if broke else "-",
-            _num(res["score"], 2) if res else "-",
+            r.stress_id, f"{r.provider}:{r.model}", r.profile, r.status, _int(s.get("requests")),
+            _num(s.get("maxThroughputRps")), f"c={knee['concurrency']}" if knee else "-",
+            f"c={broke['concurrency']}" if broke else "-", _num(res["score"], 2) if res else "-",
         )
     console.print(table)
 
@@ -439,7 +437,9 @@ def phases_table(record: Any) -> Any | None:
             if not fig:
                 continue
             lat = fig.get("latencyMs") or {}
-            table.add_row(title, name, f"{fig['steps'][0]}-{fig['steps'][-1]}", _int(fig["requests"]),
+            steps = fig["steps"]
+            table.add_row(title, name, str(steps[0]) if len(steps) == 1 else f"{steps[0]}-{steps[-1]}",
+                          _int(fig["requests"]),
                           _pct(fig["errorRate"]), _ms(lat.get("p50")), _ms(lat.get("p95")), _errors(fig["errors"]))
     return table
 
@@ -466,6 +466,7 @@ class StressDisplay:
         self.console = _console() if not quiet else None
         self.live = None
         self.done: list[dict[str, Any]] = []
+        self.step_index: int | None = None  # the step sending now
         self.answered = 0
         self.failed = 0
         self.latencies: list[float] = []
@@ -473,12 +474,15 @@ class StressDisplay:
     # events from the test (on the event loop's thread)
     def event(self, kind: str, data: dict[str, Any]) -> None:
         if kind == "sample":
+            if data["step"] != self.step_index:
+                return  # a request of an earlier step, finishing late
             if data["ok"]:
                 self.answered += 1
                 self.latencies.append(data["latencyMs"])
             else:
                 self.failed += 1
         elif kind == "step_start":
+            self.step_index = data["index"]
             self.answered = self.failed = 0
             self.latencies = []
         elif kind == "step":
