@@ -55,6 +55,10 @@ PROFILE_HELP = {
 DEFAULT_STEP_SECONDS = 10.0
 DEFAULT_DURATION_S = 60.0
 
+#: The most steps a stored test may have (the results store's limit, MAX_STRESS_STEPS of
+#: worker/schema.py): a longer test is refused before it starts rather than after.
+MAX_STEPS = 1000
+
 
 class StressError(ValueError):
     """Options that cannot make a test (bad input, found before any request is sent)."""
@@ -225,6 +229,9 @@ def plan_steps(opts: StressOptions) -> list[StepPlan]:
                 add(label, phase, concurrency, seconds=window, drained=False)
                 elapsed += window
         steps[-1].drained = True
+    if len(steps) > MAX_STEPS:
+        raise StressError(f"{len(steps)} steps planned; a stored test has at most {MAX_STEPS}: "
+                          f"use a longer --step-seconds or a shorter --duration")
     return steps
 
 

@@ -155,6 +155,23 @@ def test_anthropic_streamed_achat_measures_the_first_token(make):
 
 
 @respx.mock
+@pytest.mark.parametrize("name, url, body", [
+    ("openai", OPENAI_URL, openai_stream_body(["Hel", "lo"])),
+    ("anthropic", ANTHROPIC_URL, anthropic_stream_body(["Hel", "lo"])),
+])
+def test_the_synchronous_stream_reads_the_same_answer(make, name, url, body):
+    respx.post(url).mock(side_effect=lambda req: httpx.Response(
+        200, headers={"content-type": "text/event-stream"}, text=body))
+    model = "gpt-4o-mini" if name == "openai" else "claude-sonnet-4-6"
+    provider = make(name)
+    sync = provider.chat_stream(request(model=model, tools=[]))
+    answer = run(achat_and_close(provider, request(model=model, tools=[]), stream=True))
+    assert (sync.text, sync.usage, sync.stop_reason, sync.model, sync.cost_usd) == (
+        answer.text, answer.usage, answer.stop_reason, answer.model, answer.cost_usd)
+    assert sync.text == "Hello" and sync.ttft_ms is not None and sync.ttft_ms <= sync.latency_ms
+
+
+@respx.mock
 def test_a_streamed_call_is_never_answered_from_the_cache(make):
     route = respx.post(OPENAI_URL).mock(side_effect=lambda req: httpx.Response(
         200, headers={"content-type": "text/event-stream"}, text=openai_stream_body(["x"])))
@@ -407,3 +424,25 @@ def test_importing_the_provider_layer_still_imports_no_sdk():
             "print(any(m in sys.modules for m in ('anthropic', 'openai', 'httpx2')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@respx.mock
+def test_streamed_tool_calls_are_put_together_from_their_pieces(make):
+    def chunk(delta, finish=None):
+        return (None, {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o-mini",
+                       "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+    pieces = [
+        chunk({"role": "assistant", "tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                                                    "function": {"name": "read_", "arguments": ""}}]}),
+        chunk({"tool_calls": [{"index": 0, "function": {"name": "file", "arguments": "{\"pa"}}]}),
+        chunk({"tool_calls": [{"index": 0, "function": {"arguments": "th\": \"a.py\"}"}}]}),
+        chunk({}, "tool_calls"),
+        (None, {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o-mini", "choices": [],
+                "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}}),
+    ]
+    respx.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, headers={"content-type": "text/event-stream"}, text=sse(pieces) + "data: [DONE]\n\n"))
+    answer = run(achat_and_close(make("openai"), request(model="gpt-4o-mini"), stream=True))
+    assert [(c.id, c.name, c.arguments) for c in answer.tool_calls] == [("call_1", "read_file", {"path": "a.py"})]
+    assert answer.stop_reason == "tool_calls" and answer.text == "" and answer.ttft_ms is not None

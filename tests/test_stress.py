@@ -350,10 +350,18 @@ def test_targets_and_options_are_checked_before_anything_is_sent():
         dict(profile="spike", step_requests=5), dict(profile="ramp", duration_s=30),
         dict(profile="spike", concurrency=8, max_concurrency=4), dict(profile="rate-limit", start_rate=10, max_rate=5),
         dict(profile="sustained", duration_s=5, step_seconds=10), dict(max_cost=0), dict(timeout_s=-1),
+        dict(profile="sustained", duration_s=3600, step_seconds=1),  # more steps than the store keeps
     ]
     for kw in bad_options:
         with pytest.raises(StressError):
             plan_steps(StressOptions(provider="openai", model="m", **kw))
+
+
+def test_the_step_limit_is_the_store_s():
+    from harness.stress import MAX_STEPS
+    from worker.schema import MAX_STRESS_STEPS
+
+    assert MAX_STEPS == MAX_STRESS_STEPS
 
 
 def test_profiles_make_the_steps_they_promise():
