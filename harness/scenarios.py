@@ -159,7 +159,7 @@ def discover_suites(suites_dir: str | Path | None = None) -> list[Suite]:
 RESERVED_SUITE_NAMES = frozenset({
     "run", "list", "batches", "batch", "history", "show", "sync", "prices", "doctor",
     "dataset", "datasets", "fleet", "compare", "leaderboard", "regressions", "stress", "report", "view",
-    "dashboard", "help", "profile",
+    "dashboard", "help", "profile", "costs",
 })
 
 

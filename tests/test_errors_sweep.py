@@ -79,6 +79,9 @@ def lab(tmp_path_factory):
     stored = CliRunner().invoke(bench_main, ["demo", "add-one", "--agent", "echo", "--batch-id", "sweep-batch"],
                                 catch_exceptions=False)
     assert stored.exit_code == 0, stored.output
+    stored = CliRunner().invoke(bench_main, ["demo", "add-one", "--agent", "echo", "--specialist", "python-bugfixer",
+                                             "--batch-id", "sweep-batch"], catch_exceptions=False)
+    assert stored.exit_code == 0, stored.output
     yield {"$DOWN": down, "$WEB": f"http://127.0.0.1:{web.server_address[1]}", "$NOTADB": str(notadb),
            "$BATCH": "sweep-batch", "root": root}
     web.shutdown()
