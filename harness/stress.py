@@ -26,7 +26,9 @@ The profiles and every figure are described in docs/analysis.md, "Stress tests".
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as _dt
+import logging
 import math
 import time
 from collections.abc import Callable
@@ -37,6 +39,8 @@ from urllib.parse import urlsplit, urlunsplit
 from harness.providers import ChatRequest, Message, Provider, ProviderError, get_provider
 from harness.results.records import StressRecord, new_stress_id
 from worker.analysis import stress as analysis
+
+log = logging.getLogger(__name__)
 
 PROFILES = ("ramp", "sustained", "spike", "large-input", "rate-limit", "failure-recovery")
 
@@ -308,6 +312,8 @@ class _StepState:
     sent: int = 0
     in_flight: int = 0
     peak_in_flight: int = 0  # requests in flight (of every step) when this step sent one, at most
+    spent: float = 0.0  # the measured cost of its answers with a price
+    priced: int = 0  # how many those are
     samples: list[dict[str, Any]] = field(default_factory=list)
     summary: dict[str, Any] | None = None
 
@@ -345,7 +351,13 @@ def _now_iso() -> str:
 
 class StressTest:
     """One load test. Build with :func:`prepare` (which checks everything that can be checked
-    before a request is sent), then ``await test.run()`` or :func:`run_stress`."""
+    before a request is sent), then ``await test.run()`` or :func:`run_stress`.
+
+    ``on_event(kind, data)`` is told, on the event loop's thread: ``start`` (the plan),
+    ``step_start`` (a :class:`StepPlan` as a dict), ``sample`` (each request's sample), ``step``
+    (a step's figures, once its last request has finished) and ``done`` (status, stop reason).
+    An error in it is logged and never stops the test.
+    """
 
     def __init__(self, opts: StressOptions, provider: Provider, plan: list[StepPlan], *,
                  requested_provider: str | None = None,
@@ -367,31 +379,41 @@ class StressTest:
         self._priced_ok = 0
         self._answered = 0
         self._tasks: set[asyncio.Task] = set()
-        self._estimate = self._estimated_request_cost()
+        from harness.pricing import price_for
+
+        self._price = price_for(self.provider.name, self.opts.model)
+
+    def _emit(self, kind: str, data: dict[str, Any]) -> None:
+        try:
+            self.on_event(kind, data)
+        except Exception:  # noqa: BLE001 - a display's bug never costs the measurements
+            log.exception("stress test: the %s event handler failed", kind)
 
     # -- cost ------------------------------------------------------------------------------------
-    def _estimated_request_cost(self) -> float | None:
-        """What one request of the first step should cost by the price table (before any is
-        measured): its prompt and ``max_tokens`` of answer."""
-        from harness.pricing import price_for
+    def _request_cost(self, state: _StepState) -> float | None:
+        """What one more request of this step should cost: the mean of its answers' measured
+        costs, or before it has one, the price table's for its prompt counted generously (a token
+        per 3 characters) and ``max_tokens`` of answer (prompts grow from step to step in
+        ``large-input``, so an earlier step's cost would not do)."""
+        if state.priced:
+            return state.spent / state.priced
+        if self._price is None:
+            return None
         from harness.providers import Usage
 
-        row = price_for(self.provider.name, self.opts.model)
-        if row is None:
-            return None
-        first = self.plan[0].prompt_tokens if self.plan else self.opts.prompt_tokens
-        return row.cost(Usage(input_tokens=first, output_tokens=self.opts.max_tokens))
+        characters = len(build_prompt(state.plan.prompt_tokens, self._seq + 1, self.opts.max_tokens))
+        tokens = max(state.plan.prompt_tokens, characters // 3 + 1)
+        return self._price.cost(Usage(input_tokens=tokens, output_tokens=self.opts.max_tokens))
 
-    def _over_budget(self, in_flight: int) -> bool:
-        """True when one more request could take the spend over ``max_cost``: measured spend,
-        plus the requests in flight and this one at the mean measured cost per answer (the
-        price table's estimate until one is measured)."""
+    def _over_budget(self, state: _StepState) -> bool:
+        """True when one more request could take the spend over ``max_cost``: the measured
+        spend, plus the requests in flight and this one at :meth:`_request_cost` each."""
         if self.opts.max_cost is None:
             return False
-        per_request = self._spent / self._priced_ok if self._priced_ok else self._estimate
+        per_request = self._request_cost(state)
         if per_request is None:
             return False
-        return self._spent + (in_flight + 1) * per_request > self.opts.max_cost
+        return self._spent + (self._in_flight() + 1) * per_request > self.opts.max_cost
 
     # -- requests --------------------------------------------------------------------------------
     def _request(self, step: StepPlan) -> ChatRequest:
@@ -437,6 +459,8 @@ class StressTest:
             if response.cost_usd is not None:
                 self._spent += response.cost_usd
                 self._priced_ok += 1
+                state.spent += response.cost_usd
+                state.priced += 1
         end = time.monotonic()
         sample["end"] = round(end - self._t0, 4)
         sample["latencyMs"] = round((end - sent) * 1000.0, 2)
@@ -444,7 +468,7 @@ class StressTest:
         state.last_end = end
         state.samples.append(sample)
         self.samples.append(sample)
-        self.on_event("sample", sample)
+        self._emit("sample", sample)
         self._maybe_finish(state)
         self._wake()
 
@@ -507,8 +531,8 @@ class StressTest:
         except (TimeoutError, asyncio.TimeoutError):
             pass
 
-    def _budget_stop(self) -> bool:
-        if self._over_budget(self._in_flight()):
+    def _budget_stop(self, state: _StepState) -> bool:
+        if self._over_budget(state):
             self.status = "budget_exceeded" if self.status == "completed" else self.status
             self.stop_reason = self.stop_reason or (
                 f"stopped before the spend could pass --max-cost ${self.opts.max_cost:g} "
@@ -532,7 +556,7 @@ class StressTest:
             if self._in_flight() >= plan.concurrency:
                 await self._wait_change(end)
                 continue
-            if self._budget_stop():
+            if self._budget_stop(state):
                 break
             self._launch(state)
             k += 1
@@ -565,7 +589,7 @@ class StressTest:
         elif plan.requests is not None and state.sent < plan.requests:
             summary["partial"] = True
         state.summary = summary
-        self.on_event("step", summary)
+        self._emit("step", summary)
 
     async def run(self) -> StressResult:
         """Run the plan on the running event loop; always returns what was measured."""
@@ -575,14 +599,14 @@ class StressTest:
         started_at = _now_iso()
         await self.provider.aprepare()
         self._t0 = time.monotonic()
-        self.on_event("start", {"plan": [vars(p) for p in self.plan]})
+        self._emit("start", {"plan": [dataclasses.asdict(p) for p in self.plan]})
         try:
             for plan in self.plan:
                 if self._stopping():
                     break
                 state = _StepState(plan=plan, started=time.monotonic())
                 self.steps.append(state)
-                self.on_event("step_start", vars(plan))
+                self._emit("step_start", dataclasses.asdict(plan))
                 await self._dispatch(state)
                 self._maybe_finish(state)
                 if plan.drained or self._stopping():
@@ -609,7 +633,7 @@ class StressTest:
             self.status = "interrupted"
             self.stop_reason = "stopped on request" + (", requests in flight cancelled" if self.control.aborted else "")
         record = self._record(started_at)
-        self.on_event("done", {"status": self.status, "stopReason": self.stop_reason})
+        self._emit("done", {"status": self.status, "stopReason": self.stop_reason})
         return StressResult(record=record, samples=list(self.samples), stop_reason=self.stop_reason)
 
     async def _drain(self) -> None:

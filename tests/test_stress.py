@@ -555,6 +555,24 @@ def test_the_cost_budget_stops_before_the_spend_passes_it(stub):
     assert sum(s["durationS"] for s in record.steps) < 5.0 or len(record.steps) < 10
 
 
+def test_the_budget_holds_when_prompts_grow(stub):
+    """large-input: a step's first requests are priced for their own prompt size, not at the
+    cost of the smaller prompts before."""
+    import asyncio
+
+    from harness.pricing import price_for
+    from harness.providers import Usage
+
+    url = stub(service_s=0.005)
+    budget = price_for("openai", "gpt-4o-mini").cost(Usage(input_tokens=3 * 4096, output_tokens=64))
+    opts = StressOptions(provider="openai", model="gpt-4o-mini", base_url=url, profile="large-input", concurrency=2,
+                         prompt_tokens=64, max_prompt_tokens=65536, step_requests=4, max_cost=budget)
+    record = asyncio.run(prepare(opts, api_key="test-key").run()).record
+    assert record.status == "budget_exceeded"
+    assert 0 < record.summary["costUsd"] <= budget
+    assert len(record.steps) < len(plan_steps(opts)) and record.steps[0]["ok"] == 4
+
+
 def test_max_cost_for_a_model_without_a_price_is_refused_before_sending(stub):
     url = stub()
     with pytest.raises(StressError, match="--max-cost cannot be enforced"):
