@@ -333,6 +333,7 @@ def power(seed: int, comparisons: int, designs: list[Design], pool: Callable) ->
         t_crit = stats.t_ppf(1 - ALPHA / 2, df)
         predicted_t = 1 - stats.t_cdf(t_crit - true_effect / se, df) + stats.t_cdf(-t_crit - true_effect / se, df)
         needed = stats.runs_needed(true_effect, sd, alpha=ALPHA, power=0.8, paired=True, design_effect=deff)
+        needed_t = _pairs_for_power_t(true_effect, sd, deff, design.iterations, needed)
         rows.append({
             "design": asdict(design), "metric": metric, "comparisons": comparisons,
             "trueEffect": round(true_effect, 4), "medianPairs": n,
@@ -342,9 +343,24 @@ def power(seed: int, comparisons: int, designs: list[Design], pool: Callable) ->
             "medianSd": round(sd, 4), "medianDesignEffect": round(deff, 4),
             "medianMde": round(_median(mdes), 4) if mdes else None,
             "predictedPower": round(predicted, 4), "predictedPowerT": round(predicted_t, 4),
-            "pairsNeededFor80": needed,
+            "pairsNeededFor80": needed, "pairsNeededFor80T": needed_t,
         })
     return rows
+
+
+def _pairs_for_power_t(effect: float, sd: float, deff: float, per_scenario: int, start: int,
+                       power: float = 0.8) -> int:
+    """The fewest pairs (in scenarios of ``per_scenario``) at which the clustered test, Student's
+    t at df = scenarios - 1, reaches ``power`` for ``effect``: runs_needed's normal answer
+    corrected for the test's df."""
+    n = start
+    while True:
+        df = max(1.0, n / per_scenario - 1.0) if per_scenario > 1 else n - 1.0
+        shift = effect / (sd * math.sqrt(deff / n))
+        t_crit = stats.t_ppf(1 - ALPHA / 2, df)
+        if 1 - stats.t_cdf(t_crit - shift, df) >= power:
+            return n
+        n += 1
 
 
 def _median(xs: list[float]) -> float:
@@ -438,7 +454,9 @@ def one_store(task: tuple[int, StoreDesign, int]) -> dict[str, Any]:
     real = {s for s, k in truth.kind.items() if k == "regressed"}
     confusion = Counter(f"{truth.kind[s]}->{st}" for s, st in status.items())
     return {"flagged": len(flagged), "truePositives": len(flagged & real), "regressed": len(real),
-            "precision": len(flagged & real) / len(flagged) if flagged else None,
+            # Without a real regression in the store there is nothing to be precise about: a flag
+            # is a false alarm, counted by the stores that raised one.
+            "precision": len(flagged & real) / len(flagged) if flagged and real else None,
             "recall": len(flagged & real) / len(real) if real else None, "confusion": dict(confusion)}
 
 
@@ -457,7 +475,7 @@ def regression_accuracy(seed: int, stores: int, designs: list[StoreDesign], pool
         rows.append({
             "design": asdict(design), "stores": stores,
             "precision": _spread(precisions), "recall": _spread(recalls),
-            "pooledPrecision": round(tp / flagged, 4) if flagged else None,
+            "pooledPrecision": round(tp / flagged, 4) if flagged and real else None,
             "pooledRecall": round(tp / real, 4) if real else None,
             "storesWithoutFlags": sum(1 for o in outs if not o["flagged"]),
             "flagged": flagged, "truePositives": tp, "regressed": real,
@@ -499,6 +517,7 @@ def store_designs() -> list[StoreDesign]:
         StoreDesign(),
         StoreDesign("smaller drops (0.10-0.25)", drop=(0.10, 0.25)),
         StoreDesign("3 runs a batch", batch_runs=(3, 3)),
+        StoreDesign("no real regression", regressed_share=0.0),
     ]
 
 
@@ -571,18 +590,26 @@ def print_table(out: dict[str, Any]) -> None:
               f"{_ci(row['score']['naivePairedT']):<24} {_ci(row['success']['naivePairedT']):<24}")
     print(f"\nPower ({out['powerComparisons']} comparisons each)")
     print(f"{'design':<24} {'true effect':>11} {'pairs':>6} {'power':<24} {'predicted':>9} {'with t':>7} "
-          f"{'MDE':>7} {'deff':>6} {'pairs for 80%':>13} {'naive t':>8}")
+          f"{'MDE':>7} {'deff':>6} {'pairs for 80%':>13} {'with t':>7} {'naive t':>8}")
     for row in out["power"]:
         print(f"{row['design']['name']:<24} {row['trueEffect']:>11.4f} {row['medianPairs']:>6g} {_ci(row['power']):<24} "
               f"{_pct(row['predictedPower']):>9} {_pct(row['predictedPowerT']):>7} {row['medianMde']:>7.4f} "
-              f"{row['medianDesignEffect']:>6.3f} {row['pairsNeededFor80']:>13} {_pct(row['naivePower']['rate']):>8}")
+              f"{row['medianDesignEffect']:>6.3f} {row['pairsNeededFor80']:>13} {row['pairsNeededFor80T']:>7} "
+              f"{_pct(row['naivePower']['rate']):>8}")
     print(f"\nRegressions ({out['stores']} stores each): precision and recall of 'regressed'")
-    print(f"{'store':<28} {'precision mean (sd, p10)':<28} {'recall mean (sd, p10)':<28} {'pooled P / R':<16}")
+    print(f"{'store':<28} {'precision mean (sd, p10)':<26} {'recall mean (sd, p10)':<26} {'pooled P / R':<15} "
+          f"{'stores with a flag':>18}")
+
+    def spread(x: dict[str, Any]) -> str:
+        return "-" if x["mean"] is None else f"{x['mean']:.3f} ({x['sd']:.3f}, {x['p10']:.3f})"
+
+    def num(x: float | None) -> str:
+        return "-" if x is None else f"{x:.3f}"
+
     for row in out["regressions"]:
-        p, r = row["precision"], row["recall"]
-        print(f"{row['design']['name']:<28} {p['mean']:.3f} ({p['sd']:.3f}, {p['p10']:.3f}){'':<8} "
-              f"{r['mean']:.3f} ({r['sd']:.3f}, {r['p10']:.3f}){'':<8} "
-              f"{row['pooledPrecision']:.3f} / {row['pooledRecall']:.3f}")
+        print(f"{row['design']['name']:<28} {spread(row['precision']):<26} {spread(row['recall']):<26} "
+              f"{num(row['pooledPrecision']) + ' / ' + num(row['pooledRecall']):<15} "
+              f"{row['stores'] - row['storesWithoutFlags']:>18}")
     for row in out["regressions"]:
         print(f"  {row['design']['name']}: " + ", ".join(f"{k} {v}" for k, v in row["confusion"].items()))
 

@@ -83,7 +83,10 @@ def test_quick_figures_have_their_structure(quick):
         assert row["pairsNeededFor80"] >= 2 and row["medianMde"] > 0
     for row in quick["regressions"]:
         assert row["stores"] == sv.QUICK["stores"]
-        assert 0 <= row["precision"]["mean"] <= 1 and 0 <= row["recall"]["mean"] <= 1
+        if row["design"]["regressed_share"]:
+            assert 0 <= row["precision"]["mean"] <= 1 and 0 <= row["recall"]["mean"] <= 1
+        else:  # nothing to find: only false alarms to count
+            assert row["precision"]["n"] == row["recall"]["n"] == 0 and row["regressed"] == 0
     json.dumps(quick)  # what --json writes
 
 
@@ -100,6 +103,8 @@ def test_quick_figures_are_sane(quick):
     assert all(row["power"]["rate"] > 0.6 for row in big)
     main = quick["regressions"][0]
     assert main["pooledPrecision"] > 0.8 and main["pooledRecall"] > 0.5
+    clean = quick["regressions"][-1]
+    assert clean["stores"] - clean["storesWithoutFlags"] <= 0.3 * clean["stores"]  # false alarms of the gate
 
 
 def test_the_table_prints(quick, capsys):
