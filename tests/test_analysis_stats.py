@@ -616,3 +616,27 @@ def test_results_are_frozen_plain_values():
     with pytest.raises(AttributeError):
         r.p_value = 0.5  # type: ignore[misc]
     assert isinstance(r.p_value, float) and isinstance(r.statistic, float) and isinstance(r.n, int)
+
+
+def test_benjamini_hochberg_matches_scipy():
+    from scipy.stats import false_discovery_control
+
+    rng = random.Random(11)
+    for size in (1, 2, 5, 40):
+        ps = [rng.random() ** 3 for _ in range(size)]
+        expected = false_discovery_control(ps)
+        assert S.benjamini_hochberg(ps) == pytest.approx(list(expected), abs=1e-12)
+    assert S.benjamini_hochberg([]) == []
+    with pytest.raises(ValueError):
+        S.benjamini_hochberg([0.1, float("nan")])
+
+
+def test_mde_with_degrees_of_freedom_uses_t_quantiles_and_runs_needed_inverts_it():
+    from scipy.stats import t as student
+
+    z = student.ppf(0.975, 9) + student.ppf(0.8, 9)
+    assert S.mde(0.3, 30, df=9) == pytest.approx(z * 0.3 * (1 / 30) ** 0.5, rel=1e-6)
+    assert S.mde(0.3, 30, df=9) > S.mde(0.3, 30)  # few clusters: the normal figure is optimistic
+    n = S.runs_needed(0.1, 0.3, per_cluster=3)
+    assert n >= S.runs_needed(0.1, 0.3)
+    assert S.mde(0.3, n, df=n / 3 - 1) <= 0.1 * (1 + 1e-9) < S.mde(0.3, n - 1, df=(n - 1) / 3 - 1)

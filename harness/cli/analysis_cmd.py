@@ -239,9 +239,9 @@ def regressions(baseline: str | None, candidate: str | None, agent: str | None, 
 
     Each scenario-tier gets a noise band from its history (runs at the baseline's config
     hash); it is `regressed` or `improved` only when the difference lies outside the band
-    and is significant after Holm's correction. `flaky`: runs at one configuration both
-    passed and failed; `inconclusive`: too few runs to test; `new`/`missing`: ran on one
-    side only. Severity comes from the effect size (Hedges' g: minor < 0.5 <= moderate <
+    and is significant after correction (Benjamini-Hochberg). `flaky`: runs at one
+    configuration both passed and failed; `inconclusive`: outside the band but not
+    significant, or too few runs to test; `new`/`missing`: ran on one side only. Severity comes from the effect size (Hedges' g: minor < 0.5 <= moderate <
     0.8 <= major).
 
     \b
@@ -267,7 +267,7 @@ def regressions(baseline: str | None, candidate: str | None, agent: str | None, 
         console.print(f"Baseline {result['baseline']}, candidate {result['candidate']}", highlight=False)
         table = Table(title="Scenarios")
         for col in ("scenario", "tier", "entry", "status", "severity", "baseline", "candidate", "difference",
-                    "band", "p (Holm)", "runs b/c/history"):
+                    "band", "p (BH)", "runs b/c/history"):
             table.add_column(col, justify="left" if col in ("scenario", "tier", "entry", "status", "severity")
                              else "right", overflow="fold")
         order = {s: i for i, s in enumerate(("regressed", "improved", "flaky", "inconclusive", "new", "missing",
@@ -277,7 +277,7 @@ def regressions(baseline: str | None, candidate: str | None, agent: str | None, 
             table.add_row(r["scenario"], r["tier"], r.get("entry", "-"), f"[{styles.get(r['status'], '')}]{r['status']}[/]"
                           if r["status"] in styles else r["status"], r.get("severity") or "-",
                           _num(r["baselineMean"]), _num(r["candidateMean"]), _num(r.get("difference")),
-                          _num(r.get("band")), _p(r.get("pHolm")),
+                          _num(r.get("band")), _p(r.get("pAdjusted")),
                           f"{r['baselineRuns']}/{r['candidateRuns']}/{r['historyRuns']}")
         console.print(table)
         counts = ", ".join(f"{n} {s}" for s, n in result["counts"].items() if n)

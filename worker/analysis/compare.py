@@ -323,8 +323,12 @@ def compare_metric(metric: str, pairs: Sequence[tuple[str, float, float]], alpha
     sd = stats.stdev(diffs)
     m = len(diffs) / len(clusters)
     deff = stats.design_effect(m, stats.icc(clusters)) if repeats else 1.0
-    mde = stats.mde(sd, len(diffs), alpha=alpha, power=POWER, paired=True, design_effect=deff) if sd else None
-    needed = (stats.runs_needed(abs(diff), sd, alpha=alpha, power=POWER, paired=True, design_effect=deff)
+    # The clustered test has df = scenarios - 1: with few scenarios the normal figures are optimistic.
+    df = len(clusters) - 1 if repeats and len(clusters) >= 2 else None
+    mde = (stats.mde(sd, len(diffs), alpha=alpha, power=POWER, paired=True, design_effect=deff, df=df)
+           if sd else None)
+    needed = (stats.runs_needed(abs(diff), sd, alpha=alpha, power=POWER, paired=True, design_effect=deff,
+                                per_cluster=m if repeats else None)
               if sd and diff else None)
     if result.note:
         notes.append(result.note)

@@ -10,10 +10,16 @@ the baseline's:
   baseline's runs (the reference): band = z(0.975) · sd · √(1/n_reference + 1/n_candidate). Without two runs to
   estimate a spread from, there is no band.
 - **Test**: Welch's t-test of the candidate's scores against the reference (the baseline's runs
-  and the history at the baseline's configuration; two runs a side at least), Holm-corrected
-  across the scenarios tested. When both sides are constant and differ (a deterministic agent
-  that always passed and now always fails) the t statistic is unbounded; the exact rank test
-  of two samples that do not overlap is used instead: p = 2 / C(n_ref + n_cand, n_cand).
+  and the history at the baseline's configuration; two runs a side at least), the candidate's
+  variance floored at the reference's: at a fixed configuration the spread is the reference's,
+  so a few candidate runs that happen to agree neither shrink the standard error nor leave it
+  with n_cand - 1 degrees of freedom (the test is then a t-test on the reference's variance,
+  df = n_reference - 1). Benjamini–Hochberg-corrected across the scenarios tested
+  (``pAdjusted``): among the scenarios flagged, the expected share of false flags is at most
+  alpha, and with no real change anywhere a false flag happens in at most alpha of the checks.
+  When both sides are constant and differ (a deterministic agent that always passed and now
+  always fails) the t statistic is unbounded; the exact rank test of two samples that do not
+  overlap is used instead: p = 2 / C(n_ref + n_cand, n_cand).
 - ``regressed`` / ``improved``: the difference lies outside the band (when there is one) *and*
   is significant after correction. ``flaky``: not that, and runs at one configuration (in the
   history, the baseline or the candidate) both passed and failed. ``inconclusive``: a
@@ -75,6 +81,17 @@ def _separated_p(n1: int, n2: int) -> float:
     return min(1.0, 2.0 / math.comb(n1 + n2, n1))
 
 
+def _floored_p(reference: list[float], candidate: list[float]) -> float | None:
+    """Welch's p with the candidate's variance floored at the reference's; None when the
+    candidate's own variance is the larger (Welch as it stands)."""
+    vr, vc = stats.variance(reference), stats.variance(candidate)
+    if vr is None or vc is None or vr == 0.0 or vc >= vr:
+        return None
+    se = math.sqrt(vr * (1 / len(reference) + 1 / len(candidate)))
+    t = ((stats.mean(candidate) or 0.0) - (stats.mean(reference) or 0.0)) / se
+    return min(1.0, 2.0 * stats.t_cdf(-abs(t), len(reference) - 1))
+
+
 def _test(reference: list[float], candidate: list[float]) -> tuple[float | None, str | None]:
     """(p, test) of the candidate's scores against the reference's; (None, None) with fewer
     than two runs a side."""
@@ -82,6 +99,9 @@ def _test(reference: list[float], candidate: list[float]) -> tuple[float | None,
         return None, None
     result = stats.welch_t(candidate, reference)
     if not stats.is_degenerate(result):
+        floored = _floored_p(reference, candidate)
+        if floored is not None:
+            return floored, "welch_t (candidate's variance floored at the reference's)"
         return result.p_value, "welch_t"
     if min(candidate) > max(reference) or max(candidate) < min(reference):
         # Both sides constant (or no overlap and no spread to scale by): an exact rank test.
@@ -114,7 +134,7 @@ def regressions(baseline: Sequence[dict[str, Any]], candidate: Sequence[dict[str
                                "candidateRuns": len(c), "historyRuns": len(h_runs),
                                "baselineMean": _r(stats.mean(b)), "candidateMean": _r(stats.mean(c))}
         if not b or not c:
-            row.update(status="new" if c else "missing", difference=None, band=None, p=None, pHolm=None,
+            row.update(status="new" if c else "missing", difference=None, band=None, p=None, pAdjusted=None,
                        effectSize=None, severity=None)
             rows.append(row)
             continue
@@ -128,19 +148,19 @@ def regressions(baseline: Sequence[dict[str, Any]], candidate: Sequence[dict[str
         if g is None and len(reference) >= 2 and len(c) >= 2 and diff:
             g = math.inf  # both sides constant and different: no spread to scale by
         row["test"] = test_name
-        row.update(difference=_r(diff), band=_r(band), p=_r(p, 8), pHolm=None,
+        row.update(difference=_r(diff), band=_r(band), p=_r(p, 8), pAdjusted=None,
                    effectSize=None if g is None else (_r(g) if math.isfinite(g) else None),
                    severity=None, _g=g, _mixed=_mixed(b_runs) or _mixed(c_runs) or _mixed(h_runs))
         rows.append(row)
     tested = [i for i, r in enumerate(rows) if r.get("p") is not None]
-    for i, adjusted in zip(tested, stats.holm([rows[i]["p"] for i in tested]) if tested else []):
-        rows[i]["pHolm"] = _r(adjusted, 8)
+    for i, adjusted in zip(tested, stats.benjamini_hochberg([rows[i]["p"] for i in tested]) if tested else []):
+        rows[i]["pAdjusted"] = _r(adjusted, 8)
     for row in rows:
         if "status" in row:  # new or missing
             continue
-        diff, band, p_holm = row["difference"], row["band"], row["pHolm"]
+        diff, band, p_adjusted = row["difference"], row["band"], row["pAdjusted"]
         outside = band is None or abs(diff) > band
-        significant = p_holm is not None and p_holm < alpha
+        significant = p_adjusted is not None and p_adjusted < alpha
         if diff and outside and significant:
             row["status"] = "regressed" if diff < 0 else "improved"
             row["severity"] = severity(row["_g"])

@@ -93,6 +93,7 @@ __all__ = [
     "mde",
     "runs_needed",
     "holm",
+    "benjamini_hochberg",
     "pass_at_k",
     "pass_hat_k",
 ]
@@ -865,18 +866,24 @@ def hedges_g(a: Iterable[float], b: Iterable[float]) -> float | None:
     return j * d
 
 
-def _z_sum(alpha: float, power: float) -> float:
-    z = _NORMAL.inv_cdf(1.0 - alpha / 2.0) + _NORMAL.inv_cdf(power)
+def _z_sum(alpha: float, power: float, df: float | None = None) -> float:
+    """z_{1-alpha/2} + z_power; with ``df``, the same quantiles of Student's t at ``df``."""
+    if df is None or math.isinf(df):
+        z = _NORMAL.inv_cdf(1.0 - alpha / 2.0) + _NORMAL.inv_cdf(power)
+    else:
+        z = t_ppf(1.0 - alpha / 2.0, df) + t_ppf(power, df)
     if z <= 0.0:
         raise ValueError(f"power ({power}) is too low for alpha ({alpha}): no detectable effect")
     return z
 
 
 def mde(sd: float, n: int, alpha: float = 0.05, power: float = 0.8, paired: bool = True,
-        design_effect: float = 1.0) -> float | None:
+        design_effect: float = 1.0, df: float | None = None) -> float | None:
     """Minimum detectable effect of a two-sided test at ``alpha`` with ``power`` (normal
     approximation): ``(z_{1-alpha/2} + z_power) * sd * sqrt(k * design_effect / n)``, k = 1 for
     ``n`` pairs (sd of the differences), k = 2 for two groups of ``n`` each (sd within a group).
+    With ``df`` (the test's degrees of freedom, e.g. clusters - 1 for a clustered test), the
+    quantiles are Student's t at ``df``: with few clusters the normal figure is optimistic.
     ``None`` when n < 2."""
     sd = _number(sd, "sd")
     n = _count(n, "n")
@@ -887,18 +894,20 @@ def mde(sd: float, n: int, alpha: float = 0.05, power: float = 0.8, paired: bool
         raise ValueError(f"sd must not be negative, not {sd}")
     if deff <= 0:
         raise ValueError(f"design_effect must be positive, not {deff}")
-    z = _z_sum(alpha, power)
     if n < 2:
         return None
+    z = _z_sum(alpha, power, None if df is None else _df(df))
     return z * sd * math.sqrt((1.0 if paired else 2.0) * deff / n)
 
 
 def runs_needed(effect: float, sd: float, alpha: float = 0.05, power: float = 0.8, paired: bool = True,
-                design_effect: float = 1.0) -> int | None:
+                design_effect: float = 1.0, per_cluster: float | None = None) -> int | None:
     """Runs per side to detect ``effect`` (the inverse of :func:`mde`):
     ``ceil(k * design_effect * ((z_{1-alpha/2} + z_power) * sd / effect)^2)``, at least 2;
     ``None`` when ``effect`` is 0. A value within 1e-9 (relative) above an integer rounds down,
-    so that ``runs_needed(mde(sd, n), sd) == n``."""
+    so that ``runs_needed(mde(sd, n), sd) == n``. With ``per_cluster`` (runs per cluster, for a
+    clustered test with df = clusters - 1) the quantiles are Student's t at the df of the answer,
+    found by iteration (the inverse of ``mde(..., df=n / per_cluster - 1)``)."""
     effect = _number(effect, "effect")
     sd = _number(sd, "sd")
     alpha = _probability(alpha, "alpha")
@@ -911,13 +920,28 @@ def runs_needed(effect: float, sd: float, alpha: float = 0.05, power: float = 0.
     z = _z_sum(alpha, power)
     if effect == 0.0:
         return None
-    try:
-        need = (1.0 if paired else 2.0) * deff * (z * sd / effect) ** 2
-    except OverflowError:
-        need = math.inf
-    if math.isinf(need):
-        raise ValueError(f"effect ({effect}) is too small relative to sd ({sd}): the run count overflows")
-    return max(2, math.ceil(need - 1e-9 * max(1.0, need)))
+
+    def count(z: float) -> int:
+        try:
+            need = (1.0 if paired else 2.0) * deff * (z * sd / effect) ** 2
+        except OverflowError:
+            need = math.inf
+        if math.isinf(need):
+            raise ValueError(f"effect ({effect}) is too small relative to sd ({sd}): the run count overflows")
+        return max(2, math.ceil(need - 1e-9 * max(1.0, need)))
+
+    n = count(z)
+    if per_cluster is None:
+        return n
+    per_cluster = _number(per_cluster, "per_cluster")
+    if per_cluster < 1.0:
+        raise ValueError(f"per_cluster must be at least 1, not {per_cluster}")
+    k = 1.0 if paired else 2.0
+    # The t quantiles shrink towards the normal ones as n grows: step up from the normal answer.
+    while _z_sum(alpha, power, max(1.0, n / per_cluster - 1.0)) * sd * math.sqrt(k * deff / n) > \
+            abs(effect) * (1.0 + 1e-9):
+        n += 1
+    return n
 
 
 # ---------------------------------------------------------------------------------------------
@@ -936,6 +960,26 @@ def holm(p_values: Sequence[float]) -> list[float]:
     running = 0.0
     for rank, i in enumerate(sorted(range(m), key=lambda j: ps[j])):
         running = max(running, min(1.0, (m - rank) * ps[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
+    """Benjamini–Hochberg adjusted p-values (they control the false discovery rate), in the order
+    of the input: the i-th smallest p times m / i, made monotone by a running minimum from the
+    largest down and capped at 1. When every null hypothesis holds, rejecting those below alpha
+    is wrong at least once with probability at most alpha, as with :func:`holm`."""
+    ps = _values(p_values, "p_values")
+    for i, p in enumerate(ps):
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"p_values[{i}] must be in [0, 1], not {p}")
+    m = len(ps)
+    adjusted = [0.0] * m
+    running = 1.0
+    order = sorted(range(m), key=lambda j: ps[j])
+    for rank in range(m - 1, -1, -1):
+        i = order[rank]
+        running = min(running, ps[i] * m / (rank + 1))
         adjusted[i] = running
     return adjusted
 
