@@ -20,18 +20,9 @@ from harness.scoring import score_run
 from fake_results import MemoryResults
 from mock_models import MockModel
 from scenario_builders import FIXED, make_scenario, use_local_store
+from test_runner import YAML
 
 ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"
-YAML = """\
-id: add-one
-timeout_minutes: 5
-validation:
-  commands:
-    test: "{pytest}"
-heuristic_checks:
-  patterns:
-    - {name: adds_one, file: calc.py, pattern: "x \\\\+ 1"}
-"""
 SCRIPT = [
     ("Looking.", [("read_file", {"path": "calc.py"})]),
     ("", [("write_file", {"path": "calc.py", "content": FIXED})]),

@@ -150,14 +150,7 @@ def is_degenerate(result: TestResult) -> bool:
 
 def _number(x: Any, name: str) -> float:
     """``x`` as a finite float, or ValueError naming ``name``."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise ValueError(f"{name} is not a number: {x!r}")
-    try:
-        value = float(x)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} is not a number: {x!r}") from None
-    if math.isnan(value):
-        raise ValueError(f"{name} is NaN")
+    value = _not_nan(x, name)
     if math.isinf(value):
         raise ValueError(f"{name} is infinite")
     return value
