@@ -870,6 +870,19 @@ def _z_sum(alpha: float, power: float, df: float | None = None) -> float:
     return z
 
 
+def _power_args(sd: Any, alpha: Any, power: Any, design_effect: Any) -> tuple[float, float, float, float]:
+    """The checked arguments shared by :func:`mde` and :func:`runs_needed`."""
+    sd = _number(sd, "sd")
+    alpha = _probability(alpha, "alpha")
+    power = _probability(power, "power")
+    deff = _number(design_effect, "design_effect")
+    if sd < 0:
+        raise ValueError(f"sd must not be negative, not {sd}")
+    if deff <= 0:
+        raise ValueError(f"design_effect must be positive, not {deff}")
+    return sd, alpha, power, deff
+
+
 def mde(sd: float, n: int, alpha: float = 0.05, power: float = 0.8, paired: bool = True,
         design_effect: float = 1.0, df: float | None = None) -> float | None:
     """Minimum detectable effect of a two-sided test at ``alpha`` with ``power`` (normal
@@ -878,15 +891,8 @@ def mde(sd: float, n: int, alpha: float = 0.05, power: float = 0.8, paired: bool
     With ``df`` (the test's degrees of freedom, e.g. clusters - 1 for a clustered test), the
     quantiles are Student's t at ``df``: with few clusters the normal figure is optimistic.
     ``None`` when n < 2."""
-    sd = _number(sd, "sd")
     n = _count(n, "n")
-    alpha = _probability(alpha, "alpha")
-    power = _probability(power, "power")
-    deff = _number(design_effect, "design_effect")
-    if sd < 0:
-        raise ValueError(f"sd must not be negative, not {sd}")
-    if deff <= 0:
-        raise ValueError(f"design_effect must be positive, not {deff}")
+    sd, alpha, power, deff = _power_args(sd, alpha, power, design_effect)
     if n < 2:
         return None
     z = _z_sum(alpha, power, None if df is None else _df(df))
@@ -902,14 +908,7 @@ def runs_needed(effect: float, sd: float, alpha: float = 0.05, power: float = 0.
     clustered test with df = clusters - 1) the quantiles are Student's t at the df of the answer,
     found by iteration (the inverse of ``mde(..., df=n / per_cluster - 1)``)."""
     effect = _number(effect, "effect")
-    sd = _number(sd, "sd")
-    alpha = _probability(alpha, "alpha")
-    power = _probability(power, "power")
-    deff = _number(design_effect, "design_effect")
-    if sd < 0:
-        raise ValueError(f"sd must not be negative, not {sd}")
-    if deff <= 0:
-        raise ValueError(f"design_effect must be positive, not {deff}")
+    sd, alpha, power, deff = _power_args(sd, alpha, power, design_effect)
     z = _z_sum(alpha, power)
     if effect == 0.0:
         return None
