@@ -13,6 +13,13 @@ def _isolated_model_response_cache(tmp_path_factory, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _mockable_async_transport(monkeypatch):
+    # respx answers requests sent through httpx; the async model clients default to the SDKs'
+    # aiohttp transport, which tests against real loopback servers choose explicitly.
+    monkeypatch.setenv("ZE_BENCHMARKS_HTTP_TRANSPORT", "httpx")
+
+
+@pytest.fixture(autouse=True)
 def _isolated_workspaces(tmp_path_factory, monkeypatch):
     # Workspaces default to the user's cache; tests keep theirs in a temporary directory.
     monkeypatch.setenv("ZE_BENCHMARKS_WORKSPACES_DIR", str(tmp_path_factory.mktemp("workspaces")))

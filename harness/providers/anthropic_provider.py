@@ -25,6 +25,7 @@ def accepts_temperature(model: str) -> bool:
 class AnthropicProvider(Provider):
     name = "anthropic"
     env_var = "ANTHROPIC_API_KEY"
+    sdk_module = "anthropic"
     supports_streaming = True
 
     def __init__(self, *, prompt_caching: bool = True, **kwargs: Any) -> None:
@@ -56,6 +57,10 @@ class AnthropicProvider(Provider):
             if self.prompt_caching and request.prompt_cache:
                 block["cache_control"] = {"type": "ephemeral"}
             params["system"] = [block]
+        if request.top_p is not None:
+            params["top_p"] = request.top_p
+        if request.stop:
+            params["stop_sequences"] = list(request.stop)
         if request.tools:
             params["tools"] = [
                 {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in request.tools
@@ -109,14 +114,25 @@ class AnthropicProvider(Provider):
         return anthropic.AsyncAnthropic(**self._sdk_async_client_kwargs())
 
     async def _asend(self, request: ChatRequest) -> ChatResponse:
+        """One call through the SDK's own ``post`` (its base URL, headers, key, timeout and
+        errors), with the answer read as a JSON dict rather than typed objects, which would cost
+        more CPU than the rest of the call."""
         import anthropic
+        import httpx2
 
         client = self._aclient()
+        body = self.build_params(request)
+        body.update(body.pop("extra_body", None) or {})
         try:
-            message = await client.messages.create(**self.build_params(request), timeout=request.timeout_s)
+            raw = await client.post("/v1/messages", body=body, cast_to=httpx2.Response,
+                                    options={"timeout": request.timeout_s})
         except anthropic.AnthropicError as exc:
             raise classify_sdk_error(self.name, exc, anthropic) from exc
-        return _parse(message, request.model)
+        try:
+            data = json.loads(raw.content)
+        except ValueError as exc:
+            raise ProviderError(f"anthropic: the answer was not JSON: {raw.content[:200]!r}") from exc
+        return _parse(data, request.model)
 
     async def _asend_stream(self, request: ChatRequest) -> ChatResponse:
         """One streamed call on the event loop; the first token as in :meth:`_send_stream`."""
@@ -189,30 +205,40 @@ def _all_tool_results(content: Any) -> bool:
     return isinstance(content, list) and bool(content) and all(b.get("type") == "tool_result" for b in content)
 
 
+def _get(obj: Any, key: str) -> Any:
+    """``obj.key`` of an SDK object, or ``obj[key]`` of the same answer read as JSON."""
+    if isinstance(obj, dict):
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
 def _parse(message: Any, requested_model: str) -> ChatResponse:
+    """A message (the SDK's object, or the JSON dict of the same answer) as a ChatResponse."""
     texts: list[str] = []
     calls: list[ToolCall] = []
-    for block in message.content or []:
-        kind = getattr(block, "type", None)
+    for block in _get(message, "content") or []:
+        kind = _get(block, "type")
         if kind == "text":
-            texts.append(block.text)
+            texts.append(_get(block, "text") or "")
         elif kind == "tool_use":
-            args = block.input if isinstance(block.input, dict) else None
-            calls.append(ToolCall(id=block.id, name=block.name, arguments=args, raw_arguments=json.dumps(block.input)))
-    usage = message.usage
+            value = _get(block, "input")
+            args = value if isinstance(value, dict) else None
+            calls.append(ToolCall(id=_get(block, "id"), name=_get(block, "name"), arguments=args,
+                                  raw_arguments=json.dumps(value)))
+    usage = _get(message, "usage")
     if usage is None:
         raise ProviderError("anthropic: response carried no usage")
     return ChatResponse(
         text="".join(texts),
         tool_calls=calls,
         usage=Usage(
-            input_tokens=usage.input_tokens or 0,
-            output_tokens=usage.output_tokens or 0,
-            cache_read_tokens=getattr(usage, "cache_read_input_tokens", None) or 0,
-            cache_write_tokens=getattr(usage, "cache_creation_input_tokens", None) or 0,
+            input_tokens=_get(usage, "input_tokens") or 0,
+            output_tokens=_get(usage, "output_tokens") or 0,
+            cache_read_tokens=_get(usage, "cache_read_input_tokens") or 0,
+            cache_write_tokens=_get(usage, "cache_creation_input_tokens") or 0,
         ),
-        model=message.model or requested_model,
-        stop_reason=message.stop_reason,
+        model=_get(message, "model") or requested_model,
+        stop_reason=_get(message, "stop_reason"),
         latency_ms=0.0,
         cost_usd=None,
     )

@@ -28,6 +28,8 @@ class Provider:
 
     name: str = ""
     env_var: str | None = None
+    #: The SDK package the provider calls (``openai`` or ``anthropic``).
+    sdk_module: str = "openai"
 
     def __init__(
         self,
@@ -166,7 +168,7 @@ class Provider:
             "api_key": self.api_key,
             "max_retries": 0,
             "http_client": make_sdk_async_http_client(transport_client=self._async_http_client,
-                                                      max_connections=self.max_connections),
+                                                      max_connections=self.max_connections, sdk=self.sdk_module),
         }
         if self.base_url:
             kwargs["base_url"] = self.base_url

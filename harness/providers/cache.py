@@ -38,6 +38,9 @@ def normalised_request(request: ChatRequest) -> dict[str, Any]:
     """The parts of a request that decide the answer (the timeout does not)."""
     data = dataclasses.asdict(request)
     data.pop("timeout_s", None)
+    for optional in ("top_p", "stop"):  # absent when unset, so older keys stay valid
+        if data.get(optional) is None:
+            data.pop(optional, None)
     return data
 
 

@@ -10,15 +10,22 @@ Transport failures are translated back into ``httpx2`` exceptions so the SDKs cl
 arrive, so a streamed answer (server-sent events) reaches the SDK chunk by chunk and the time
 to its first token can be measured.
 
-The asynchronous SDK clients (``AsyncAnthropic``, ``AsyncOpenAI``) get the same seam:
-:func:`make_sdk_async_http_client` gives them an ``httpx2.AsyncClient`` whose transport
-forwards to an ``httpx.AsyncClient`` (one connection pool per event loop, sized for the
-concurrency asked for).
+The asynchronous SDK clients (``AsyncAnthropic``, ``AsyncOpenAI``) send through the SDKs'
+own aiohttp transport (``DefaultAioHttpClient``): with many requests in flight it costs a
+fraction of the CPU of the ``httpx`` stack (figures in docs/PERFORMANCE.md). Setting
+``ZE_BENCHMARKS_HTTP_TRANSPORT=httpx`` (the test suite does, so respx can answer), or handing
+in an ``httpx.AsyncClient``, puts them on the same bridge as the synchronous clients instead.
+Either way there is one connection pool per event loop, sized for the concurrency asked for.
 """
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
+
+#: The environment variable that picks the async clients' transport: ``aiohttp`` (the default
+#: when it is installed) or ``httpx`` (the respx-mockable bridge).
+TRANSPORT_ENV = "ZE_BENCHMARKS_HTTP_TRANSPORT"
 
 if TYPE_CHECKING:  # both imported lazily: this module is loaded only when a model is called
     import httpx
@@ -187,13 +194,35 @@ def _async_bridge_transport_class():
     return AsyncHttpxBridgeTransport
 
 
+def async_transport() -> str:
+    """``aiohttp`` or ``httpx``: what :func:`make_sdk_async_http_client` sends through."""
+    wanted = (os.environ.get(TRANSPORT_ENV) or "").strip().lower()
+    if wanted == "httpx":
+        return "httpx"
+    try:
+        import aiohttp  # noqa: F401
+    except ImportError:
+        if wanted == "aiohttp":
+            raise RuntimeError(f"{TRANSPORT_ENV}=aiohttp but aiohttp is not installed") from None
+        return "httpx"
+    return "aiohttp"
+
+
 def make_sdk_async_http_client(timeout_s: float = 120.0, transport_client: "httpx.AsyncClient | None" = None,
-                               max_connections: int = 100) -> "httpx2.AsyncClient":
-    """An ``httpx2.AsyncClient`` for an async SDK client, sending through ``transport_client``
-    (default: a new ``httpx.AsyncClient`` allowing ``max_connections`` connections at once, all
-    kept alive, so that as many requests as that are in flight without waiting for the pool)."""
+                               max_connections: int = 100, sdk: str = "openai") -> "httpx2.AsyncClient":
+    """An ``httpx2.AsyncClient`` for the async client of ``sdk`` (``openai`` or ``anthropic``)
+    allowing ``max_connections`` connections at once, all kept alive, so that as many requests
+    as that are in flight without waiting for the pool: the SDK's aiohttp client, or (with
+    ``transport_client``, an ``httpx.AsyncClient``, or when :func:`async_transport` says
+    ``httpx``) one that forwards to an ``httpx.AsyncClient``."""
     import httpx
     import httpx2
+
+    if transport_client is None and async_transport() == "aiohttp":
+        module = __import__(sdk)
+        limits = httpx2.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+        return module.DefaultAioHttpClient(timeout=httpx2.Timeout(timeout_s, connect=min(timeout_s, 30.0)),
+                                           limits=limits, follow_redirects=False)
 
     inner = transport_client or httpx.AsyncClient(
         timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 30.0)),

@@ -62,6 +62,10 @@ class OpenAIProvider(Provider):
             params["max_tokens"] = request.max_tokens  # what compatible servers understand
         if request.temperature is not None and not (reasoning and self.name == "openai"):
             params["temperature"] = request.temperature
+        if request.top_p is not None:
+            params["top_p"] = request.top_p
+        if request.stop:
+            params["stop"] = list(request.stop)
         if request.tools:
             params["tools"] = [
                 {
@@ -125,14 +129,19 @@ class OpenAIProvider(Provider):
         return openai.AsyncOpenAI(**kwargs)
 
     async def _asend(self, request: ChatRequest) -> ChatResponse:
+        """One call through the SDK's own ``post``: its base URL, headers, key, timeout and
+        errors, without building typed request and response objects (which would cost more CPU
+        than the rest of the call); the JSON answer is read as a dict."""
+        import httpx2
         import openai
 
         client = self._aclient()
         try:
-            completion = await client.chat.completions.create(**self.build_params(request), timeout=request.timeout_s)
+            raw = await client.post("/chat/completions", body=self.build_params(request), cast_to=httpx2.Response,
+                                    options={"timeout": request.timeout_s})
         except openai.OpenAIError as exc:
             raise classify_sdk_error(self.name, exc, openai) from exc
-        return _parse(completion, request.model, self.name)
+        return _parse(_json_body(raw, self.name), request.model, self.name)
 
     async def _asend_stream(self, request: ChatRequest) -> ChatResponse:
         """One streamed call on the event loop (the chunks are read as :meth:`_send_stream` does)."""
@@ -277,24 +286,45 @@ def parse_arguments(raw: str | None) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def _get(obj: Any, key: str) -> Any:
+    """``obj.key`` of an SDK object, or ``obj[key]`` of the same answer read as JSON."""
+    if isinstance(obj, dict):
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
+def _json_body(raw: Any, provider: str) -> dict[str, Any]:
+    """The JSON object of a raw HTTP answer (a ProviderError when it is not one)."""
+    try:
+        data = json.loads(raw.content)
+    except ValueError as exc:
+        raise ProviderError(f"{provider}: the answer was not JSON: {raw.content[:200]!r}") from exc
+    if not isinstance(data, dict):
+        raise ProviderError(f"{provider}: the answer was not a JSON object")
+    return data
+
+
 def _parse(completion: Any, requested_model: str, provider: str) -> ChatResponse:
-    if not completion.choices:
+    """A completion (the SDK's object, or the JSON dict of the same answer) as a ChatResponse."""
+    choices = _get(completion, "choices")
+    if not choices:
         raise ProviderError(f"{provider}: response had no choices")
-    choice = completion.choices[0]
-    message = choice.message
+    choice = choices[0]
+    message = _get(choice, "message") or {}
     calls: list[ToolCall] = []
-    for i, tc in enumerate(message.tool_calls or []):
-        fn = getattr(tc, "function", None)
+    for i, tc in enumerate(_get(message, "tool_calls") or []):
+        fn = _get(tc, "function")
         if fn is None:
             continue
-        raw = fn.arguments or ""
-        calls.append(ToolCall(id=tc.id or f"call_{i}", name=fn.name, arguments=parse_arguments(raw), raw_arguments=raw))
+        raw = _get(fn, "arguments") or ""
+        calls.append(ToolCall(id=_get(tc, "id") or f"call_{i}", name=_get(fn, "name"), arguments=parse_arguments(raw),
+                              raw_arguments=raw))
     return ChatResponse(
-        text=message.content or "",
+        text=_get(message, "content") or "",
         tool_calls=calls,
-        usage=_usage(completion.usage),
-        model=completion.model or requested_model,
-        stop_reason=choice.finish_reason,
+        usage=_usage(_get(completion, "usage")),
+        model=_get(completion, "model") or requested_model,
+        stop_reason=_get(choice, "finish_reason"),
         latency_ms=0.0,
         cost_usd=None,
     )
@@ -302,13 +332,15 @@ def _parse(completion: Any, requested_model: str, provider: str) -> ChatResponse
 
 def _usage(usage: Any) -> Usage:
     """The normalised usage of a completion (zeros when the server reported none)."""
-    prompt = getattr(usage, "prompt_tokens", 0) or 0
-    details = getattr(usage, "prompt_tokens_details", None)
-    cached = (getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
+    if usage is None:
+        return Usage()
+    prompt = _get(usage, "prompt_tokens") or 0
+    details = _get(usage, "prompt_tokens_details")
+    cached = (_get(details, "cached_tokens") or 0) if details is not None else 0
     # Usage.input_tokens counts uncached input, as Anthropic reports it; cached reads apart.
     return Usage(
         input_tokens=max(0, prompt - cached),
-        output_tokens=getattr(usage, "completion_tokens", 0) or 0,
+        output_tokens=_get(usage, "completion_tokens") or 0,
         cache_read_tokens=cached,
         cache_write_tokens=0,
     )

@@ -49,6 +49,9 @@ class ChatRequest:
     max_tokens: int = 4096
     temperature: float | None = 0.0
     timeout_s: float = 120.0
+    # Nucleus sampling and stop sequences (None: the API's defaults).
+    top_p: float | None = None
+    stop: list[str] | None = None
     # Ask the API to cache the prompt prefix (Anthropic bills cache writes at 1.25x input, so
     # one-shot calls such as a judge's may turn it off; a tool loop gains from it).
     prompt_cache: bool = True
