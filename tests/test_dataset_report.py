@@ -8,6 +8,8 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
+import stat
 import time
 import xml.etree.ElementTree as ET
 from statistics import NormalDist
@@ -180,6 +182,12 @@ def test_results_json_round_trip(tmp_path):
     write_json(path, cells, summary, meta)
     assert json.loads(path.read_text(encoding="utf-8")) == {"meta": meta, "summary": summary, "results": cells}
     assert [p.name for p in path.parent.iterdir()] == ["results.json"]   # no temporary file left
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask   # not a private temporary file's mode
+    write_json(path, [], {}, {"note": "line\nbreak \u00e9"})
+    assert json.loads(path.read_text(encoding="utf-8")) == {"meta": {"note": "line\nbreak \u00e9"}, "summary": {},
+                                                            "results": []}
 
 
 def test_a_failed_write_keeps_the_previous_file(tmp_path):

@@ -76,7 +76,7 @@ import json
 import math
 import os
 import re
-import tempfile
+import secrets
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -266,7 +266,10 @@ def _atomic(path: str | os.PathLike[str], newline: str | None = None, binary: bo
     without an exception, and is removed otherwise."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    tmp = target.parent / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    # os.open with 0o666 lets the umask decide the mode, as for any file the user writes
+    # (tempfile.mkstemp would make it private).
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         if binary:
             fh = os.fdopen(fd, "wb")
@@ -287,14 +290,25 @@ def _atomic(path: str | os.PathLike[str], newline: str | None = None, binary: bo
 
 def write_json(path: str | os.PathLike[str], cells: Iterable[dict[str, Any]], summary: dict[str, Any],
                meta: dict[str, Any]) -> None:
-    """``results.json``: ``{"meta": meta, "summary": summary, "results": cells}``, indented,
-    UTF-8. A NaN or infinite number is refused (``ValueError``) rather than written as
-    something JSON readers reject."""
-    document = {"meta": meta, "summary": summary, "results": list(cells)}
-    text = json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False)
+    """``results.json``: ``{"meta": meta, "summary": summary, "results": cells}``, UTF-8.
+    ``meta`` and ``summary`` are indented; each cell is one line, as in ``results.jsonl``
+    (which keeps a 10,000-cell file quick to write and to diff). A NaN or infinite number is
+    refused (``ValueError``) rather than written as something JSON readers reject."""
+
+    def dumps(value: Any, indent: int | None = None) -> str:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False, indent=indent)
+
+    # JSON strings hold no raw newline, so re-indenting the lines of a dump is safe.
+    parts = [
+        '{\n  "meta": ', dumps(meta, 2).replace("\n", "\n  "),
+        ',\n  "summary": ', dumps(summary, 2).replace("\n", "\n  "),
+        ',\n  "results": [',
+        ",".join(f"\n    {dumps(cell)}" for cell in cells),
+        "\n  ]\n}\n",
+    ]
+    text = "".join(parts)
     with _atomic(path) as fh:
         fh.write(text)
-        fh.write("\n")
 
 
 def _csv_value(value: Any) -> Any:
