@@ -187,9 +187,10 @@ def test_case_threshold_passes_on_the_weighted_score():
 
 
 def test_threshold_comparisons_tolerate_float_rounding():
-    case = make_case(*(A("contains", w, weight=0.1) for w in "abcdefghij"), threshold=1.0)
-    g = grade(case, Answer("abcdefghij"))
-    assert g.passed is True and g.score == pytest.approx(1.0)
+    case = make_case(A("contains", "a", weight=0.3), A("contains", "b", weight=0.1), threshold=0.75)
+    g = grade(case, Answer("a"))
+    assert g.score < 0.75 and g.score == pytest.approx(0.75)  # 0.7499999999999999
+    assert g.passed is True
 
 
 def test_per_assertion_threshold_decides_that_assertion():

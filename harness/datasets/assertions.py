@@ -38,8 +38,8 @@ A case's score is the weight-averaged score of its assertions that were not skip
 threshold (the case's or the dataset's ``defaults.threshold``) the case passes when its score
 reaches it; without one, when every assertion that was not skipped passes. A case with no
 assertion left (none written, or all skipped) is *ungraded*: score and verdict ``None``.
-Comparisons with thresholds allow for float rounding (:data:`EPSILON`), so three assertions
-of weight 0.1, 0.2 and 0.7 that all pass score exactly enough for a threshold of 1.
+Comparisons with thresholds allow for float rounding (:data:`EPSILON`): a passing assertion of
+weight 0.3 beside a failing one of weight 0.1 scores 0.7499999999999999, which meets 0.75.
 
 ``llm-rubric`` asks a :data:`Judge`, a callable ``judge(rubric, prompt, answer)`` returning a
 :class:`JudgeVerdict`; :func:`make_judge` builds one over the provider layer. Without a judge
@@ -210,7 +210,9 @@ def quote(text: str, cap: int = QUOTE_CAP) -> str:
 
 
 def _number(value: float) -> str:
-    return f"{value:g}" if float(value).is_integer() else f"{value:.6g}"
+    if isinstance(value, int):
+        return str(value)
+    return f"{value:g}" if value.is_integer() else f"{value:.6g}"
 
 
 def _describe(value: Any) -> str:
@@ -230,7 +232,9 @@ def _short_json(value: Any, cap: int = 40) -> str:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return isinstance(value, int) or math.isfinite(value)
 
 
 _FENCE = re.compile(r"\A```(?:json)?[ \t]*\r?\n?(.*?)```\Z", re.DOTALL | re.IGNORECASE)
@@ -333,19 +337,17 @@ def schema_validator(schema: Any) -> Any:
 
 @lru_cache(maxsize=1024)
 def _schema_problem(canonical: str) -> str | None:
+    """Why the schema (canonical JSON) is not a valid Draft 2020-12 schema, or None."""
     from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import SchemaError, best_match
+    from jsonschema.exceptions import SchemaError
 
     from harness.jsonschemas import field_path
 
-    schema = json.loads(canonical)
     try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError:
-        error = best_match(Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(schema))
-        where = field_path(error.absolute_path) if error is not None else ""
-        message = error.message if error is not None else "invalid"
-        return f"at {where}: {message}" if where else message
+        Draft202012Validator.check_schema(json.loads(canonical))
+    except SchemaError as exc:  # the most relevant error against the metaschema
+        where = field_path(exc.absolute_path)
+        return f"at {where}: {exc.message}" if where else exc.message
     return None
 
 
@@ -411,7 +413,7 @@ def _value_problem(kind: str, value: Any) -> str | None:
     if kind in ("max-words", "max-chars"):
         if value is None:
             return "value is required (a positive integer)"
-        if not _is_number(value) or not float(value).is_integer() or value <= 0:
+        if not _is_number(value) or (isinstance(value, float) and not value.is_integer()) or value <= 0:
             return f"value must be a positive integer (got {_describe(value)})"
         return None
     if kind == "references":
