@@ -27,6 +27,8 @@ _COMMAND_MODULES = (
     ("harness.cli.doctor_cmd", "doctor"),
     ("harness.cli.profile_cmd", "profile"),
     ("harness.cli.stress_cmd", "stress"),
+    ("harness.cli.dataset_cmd", "dataset"),
+    ("harness.cli.dataset_cmd", "datasets"),
     ("harness.cli.analysis_cmd", "compare"),
     ("harness.cli.analysis_cmd", "leaderboard"),
     ("harness.cli.analysis_cmd", "regressions"),
