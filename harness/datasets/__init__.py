@@ -1,0 +1,39 @@
+"""Prompt datasets for ``bench dataset``: test cases sent to models and graded by assertions.
+
+The file format, its checks and the built-in datasets are in :mod:`harness.datasets.format`
+(re-exported here). Grading an answer is :mod:`harness.datasets.assertions`; running a
+dataset against models and writing its reports are :mod:`harness.datasets.run` and
+:mod:`harness.datasets.report`, imported only by what needs them.
+"""
+
+from harness.datasets.format import (
+    Assertion,
+    BuiltinInfo,
+    Dataset,
+    DatasetError,
+    MissingVariablesError,
+    TestCase,
+    builtin_datasets,
+    builtin_dir,
+    load_dataset,
+    load_file,
+    parse_dataset,
+    placeholders,
+    render,
+)
+
+__all__ = [
+    "Assertion",
+    "BuiltinInfo",
+    "Dataset",
+    "DatasetError",
+    "MissingVariablesError",
+    "TestCase",
+    "builtin_datasets",
+    "builtin_dir",
+    "load_dataset",
+    "load_file",
+    "parse_dataset",
+    "placeholders",
+    "render",
+]

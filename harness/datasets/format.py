@@ -1,0 +1,777 @@
+r"""The dataset file format of ``bench dataset``: reading, checking and resolving test cases.
+
+A dataset is a named list of test cases, each a prompt to send to a model and the assertions
+that grade the answer. On disk it is JSON or YAML (chosen by the extension: ``.json``,
+``.yaml``, ``.yml``), checked against ``harness/schemas/dataset.schema.json``::
+
+    name: coding-tasks
+    version: 1.0.0                   # read as a string; numbers too; default "1"
+    defaults: {temperature: 0.0, max_tokens: 500, threshold: 0.8}
+    system: You are a terse assistant.
+    test_cases:
+      - id: fibonacci-{{lang}}       # rendered with the case's variables, unique once rendered
+        prompt: Implement a {{ lang }} function for the nth Fibonacci number.
+        variables: {lang: JavaScript}
+        expected: function           # shorthand for an icontains assertion (the first one)
+        references: [function, fibonacci]
+        assert:
+          - {type: regex, value: 'function\s+\w+'}
+          - {type: references}       # scores the fraction of the case's references found
+
+Test cases alone may also come from ``.jsonl`` (one case object per line; the dataset is
+named after the file's stem, version "1") or ``.csv`` (columns ``id``, ``category``,
+``prompt``, ``expected``, ``references`` separated by ``|``, ``system``, ``repeat``, and
+``var:NAME`` for each variable; an empty cell is an absent key). Datasets written for the
+original tool load unchanged: same keys, variables as strings, ``{{var}}`` in ids.
+
+Everything is checked before anything runs, and every problem is reported at once in one
+:class:`DatasetError` naming the file and the field (``test_cases[3].prompt: is required``):
+the schema (unknown keys included, with a suggestion for a typo; only ``metadata`` and
+``variables`` take any key), duplicate ids after rendering, every undefined variable of every
+case's id and prompt, the values of assertions (a regex must compile, a JSON Schema must be
+valid: ``harness.datasets.assertions.validate_assertion``), and a ``references`` assertion on
+a case without references. In ``.jsonl`` and ``.csv`` files the messages also give the line.
+
+Resolution (what a :class:`TestCase` holds): the prompt and id rendered, the system prompt
+(the case's, else the dataset's ``system``, else ``defaults.system``), the generation
+parameters (the case's ``config`` over ``defaults``), ``repeat`` (default 1), ``threshold``
+(the case's, else ``defaults.threshold``, else none), and the assertions with the
+``expected`` shorthand first (``implicit``). A ``references`` assertion without a value gets
+the case's references as its value. An empty ``expected`` string is no assertion.
+
+The :attr:`Dataset.digest` identifies the content: the same document gives the same digest
+whatever its key order and whether it was written in JSON or YAML.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import difflib
+import hashlib
+import io
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+from harness.jsonschemas import SchemaIssue, load_schema, validate
+
+#: File extension -> how the file is read.
+SUFFIXES = {".json": "json", ".yaml": "yaml", ".yml": "yaml", ".jsonl": "jsonl", ".csv": "csv"}
+#: Extensions of built-in datasets, in order of preference when two files share a name.
+BUILTIN_SUFFIXES = (".yaml", ".yml", ".json")
+#: The columns of a ``.csv`` file, besides ``var:NAME``.
+CSV_COLUMNS = ("id", "category", "prompt", "expected", "references", "system", "repeat")
+CSV_VARIABLE_PREFIX = "var:"
+DEFAULT_CATEGORY = "uncategorized"
+DEFAULT_VERSION = "1"
+# How many problems str(DatasetError) shows; the exception keeps them all.
+_SHOWN_PROBLEMS = 50
+
+# {{name}} or {{ name }}; names are identifiers that may also hold '.' and '-'.
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][\w.-]*)\s*\}\}")
+_UNKNOWN_KEYS = re.compile(r"unknown key\(s\) are not allowed \((.*) (?:was|were) unexpected\)", re.S)
+_FALSE_SCHEMA = re.compile(r"False schema does not allow .*", re.S)
+_CASE_PATH = re.compile(r"test_cases\[(\d+)\]")
+_ASSERTION_TYPE_PATH = re.compile(r"test_cases\[\d+\]\.assert\[\d+\]\.type")
+
+
+class DatasetError(ValueError):
+    """A dataset that cannot be used, with every problem found in it.
+
+    ``source`` is the file (or the name asked for), ``problems`` the list of
+    ``"field.path: message"`` lines; ``str()`` gives both, ready to print.
+    """
+
+    def __init__(self, source: str, problems: list[str]):
+        super().__init__(str(source), list(problems))
+        self.source = str(source)
+        self.problems = list(problems)
+
+    def __str__(self) -> str:
+        count = len(self.problems)
+        lines = [f"{self.source}: {count} problem{'' if count == 1 else 's'}:"]
+        lines += [f"  {p}" for p in self.problems[:_SHOWN_PROBLEMS]]
+        if count > _SHOWN_PROBLEMS:
+            lines.append(f"  ... and {count - _SHOWN_PROBLEMS} more")
+        return "\n".join(lines)
+
+
+class MissingVariablesError(ValueError):
+    """A template uses variables that are not given; ``names`` lists them all."""
+
+    def __init__(self, names: list[str]):
+        super().__init__(f"undefined variable{'' if len(names) == 1 else 's'}: {', '.join(names)}")
+        self.names = list(names)
+
+
+@dataclass(frozen=True)
+class Assertion:
+    """One check of an answer: ``type`` (see ``harness.datasets.assertions``), its ``value``,
+    its ``weight`` in the case's score and the score it must reach (``threshold``; None: the
+    type's default). ``implicit`` marks the icontains made from the case's ``expected``."""
+
+    type: str
+    value: Any = None
+    weight: float = 1.0
+    threshold: float | None = None
+    implicit: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """The assertion as written in a dataset, defaults left out (plus ``implicit``)."""
+        out: dict[str, Any] = {"type": self.type}
+        if self.value is not None:
+            out["value"] = self.value
+        if self.weight != 1.0:
+            out["weight"] = self.weight
+        if self.threshold is not None:
+            out["threshold"] = self.threshold
+        if self.implicit:
+            out["implicit"] = True
+        return out
+
+
+@dataclass
+class TestCase:
+    """One test case, resolved: rendered, with the dataset's defaults applied."""
+
+    __test__ = False  # not a pytest test class, whatever module imports it
+
+    id: str  # rendered with the case's variables
+    category: str
+    prompt: str  # rendered
+    template: str  # the prompt as written
+    variables: dict[str, str]
+    expected: str | None
+    references: list[str]
+    system: str | None  # case.system, else dataset.system, else defaults.system
+    asserts: list[Assertion]  # the implicit icontains of `expected` first
+    repeat: int
+    threshold: float | None  # case.threshold, else defaults.threshold
+    model: str | None  # config.model
+    temperature: float | None
+    max_tokens: int | None
+    top_p: float | None
+    stop: list[str] | None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    index: int = 0  # position in the file (test_cases[index])
+
+
+@dataclass
+class Dataset:
+    """A loaded and checked dataset."""
+
+    name: str
+    version: str
+    description: str
+    defaults: dict[str, Any]
+    metadata: dict[str, Any]
+    cases: list[TestCase]
+    source: str  # the file path, or "builtin:NAME"
+    digest: str  # 12 hex chars of the sha256 of the document's canonical JSON
+
+
+@dataclass(frozen=True)
+class BuiltinInfo:
+    """A dataset shipped in ``harness/datasets/builtin/``."""
+
+    name: str
+    description: str
+    cases: int
+    path: Path
+
+
+# --- templates -------------------------------------------------------------------------------
+
+def placeholders(template: str) -> list[str]:
+    """The variable names ``template`` uses (``{{var}}`` or ``{{ var }}``), each once, in order."""
+    return list(dict.fromkeys(_PLACEHOLDER.findall(template)))
+
+
+def render(template: str, variables: dict[str, Any]) -> str:
+    """``template`` with each ``{{var}}`` replaced by its variable's text.
+
+    Numbers are written as Python writes them, booleans as ``true``/``false``. Raises
+    :class:`MissingVariablesError` (a ValueError) naming every undefined variable.
+    """
+    missing = [name for name in placeholders(template) if name not in variables]
+    if missing:
+        raise MissingVariablesError(missing)
+    return _PLACEHOLDER.sub(lambda m: _text(variables[m.group(1)]), template)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value if isinstance(value, str) else str(value)
+
+
+# --- reading files ---------------------------------------------------------------------------
+
+class _YamlLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """The safe loader without timestamps: ``2024-05-01`` stays a string, as in JSON."""
+
+
+_YamlLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_YAML_NUMBERS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text("utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError(str(path), [f"cannot read: {exc}"]) from None
+
+
+def _read_yaml(path: Path, text: str) -> Any:
+    loader = _YamlLoader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise DatasetError(str(path), [f"{where}invalid YAML: {problem}"]) from None
+    finally:
+        loader.dispose()
+    # A top-level version written as a number keeps its spelling: 1.10 is "1.10", not "1.1".
+    if isinstance(node, yaml.MappingNode) and isinstance(data, dict):
+        for key, value in node.value:
+            if (isinstance(key, yaml.ScalarNode) and key.value == "version"
+                    and isinstance(value, yaml.ScalarNode) and value.tag in _YAML_NUMBERS):
+                data["version"] = value.value
+    return data
+
+
+def _read_json(path: Path, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(str(path), [f"line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}"]) from None
+
+
+def _read_jsonl(path: Path, text: str) -> tuple[dict[str, Any], list[int]]:
+    cases: list[Any] = []
+    lines: list[int] = []
+    problems: list[str] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            cases.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            problems.append(f"line {number}, column {exc.colno}: invalid JSON: {exc.msg}")
+            continue
+        lines.append(number)
+    if problems:
+        raise DatasetError(str(path), problems)
+    return {"name": path.stem, "version": DEFAULT_VERSION, "test_cases": cases}, lines
+
+
+def _read_csv(path: Path, text: str) -> tuple[dict[str, Any], list[int]]:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader, None)
+    except csv.Error as exc:
+        raise DatasetError(str(path), [f"line {reader.line_num}: invalid CSV: {exc}"]) from None
+    if header is None:
+        raise DatasetError(str(path), ["empty file: expected a header row (id, prompt, ...)"])
+    columns = [c.strip() for c in header]
+    problems = []
+    for i, column in enumerate(columns):
+        if column in CSV_COLUMNS:
+            pass
+        elif column.startswith(CSV_VARIABLE_PREFIX) and column[len(CSV_VARIABLE_PREFIX):].strip():
+            columns[i] = CSV_VARIABLE_PREFIX + column[len(CSV_VARIABLE_PREFIX):].strip()
+        else:
+            known = [*CSV_COLUMNS, "var:NAME"]
+            problems.append(f"columns[{i}]: unknown column {column!r}{_suggestion(column, known)}")
+        if column in columns[:i]:
+            problems.append(f"columns[{i}]: duplicate column {column!r}")
+    cases: list[dict[str, Any]] = []
+    lines: list[int] = []
+    end = reader.line_num
+    try:
+        for row in reader:
+            start, end = end + 1, reader.line_num
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) > len(columns):
+                problems.append(f"line {start}: {len(row)} cells, but the header has {len(columns)} columns")
+                continue
+            cases.append(_csv_case(columns, row))
+            lines.append(start)
+    except csv.Error as exc:
+        problems.append(f"line {reader.line_num}: invalid CSV: {exc}")
+    if problems:
+        raise DatasetError(str(path), problems)
+    return {"name": path.stem, "version": DEFAULT_VERSION, "test_cases": cases}, lines
+
+
+def _csv_case(columns: list[str], row: list[str]) -> dict[str, Any]:
+    case: dict[str, Any] = {}
+    for column, cell in zip(columns, row):
+        if not cell.strip():
+            continue
+        if column.startswith(CSV_VARIABLE_PREFIX):
+            case.setdefault("variables", {})[column[len(CSV_VARIABLE_PREFIX):]] = cell
+        elif column == "references":
+            case["references"] = [r.strip() for r in cell.split("|") if r.strip()]
+        elif column == "repeat":
+            # Not a number: kept as text, so that the schema reports it at test_cases[i].repeat.
+            case["repeat"] = int(cell) if cell.strip().isdigit() else cell
+        else:
+            case[column] = cell
+    return case
+
+
+def _read_document(path: Path) -> tuple[Any, list[int] | None]:
+    """The parsed document of ``path`` and, for .jsonl and .csv, the line of each case."""
+    kind = SUFFIXES.get(path.suffix.lower())
+    if kind is None:
+        raise DatasetError(str(path), [
+            f"unsupported extension {path.suffix or '(none)'!r}: a dataset is .json, .yaml, .yml, .jsonl or .csv"])
+    text = _read_text(path)
+    if kind == "jsonl":
+        return _read_jsonl(path, text)
+    if kind == "csv":
+        return _read_csv(path, text)
+    document = _read_yaml(path, text) if kind == "yaml" else _read_json(path, text)
+    if document is None:
+        raise DatasetError(str(path), ["empty file: expected a mapping with name and test_cases"])
+    return document, None
+
+
+# --- checking --------------------------------------------------------------------------------
+
+@lru_cache(maxsize=None)
+def _known_keys() -> dict[str, tuple[str, ...]]:
+    """The keys the schema allows in each kind of object (for unknown-key suggestions)."""
+    schema = load_schema("dataset")
+    defs = schema["$defs"]
+    return {name: tuple(part["properties"]) for name, part in (
+        ("top", schema), ("defaults", defs["defaults"]), ("case", defs["testCase"]),
+        ("config", defs["config"]), ("assertion", defs["assertion"]))}
+
+
+_KEY_CONTEXTS = (
+    (re.compile(r""), "top"),
+    (re.compile(r"defaults"), "defaults"),
+    (re.compile(r"test_cases\[\d+\]"), "case"),
+    (re.compile(r"test_cases\[\d+\]\.config"), "config"),
+    (re.compile(r"test_cases\[\d+\]\.assert\[\d+\]"), "assertion"),
+)
+
+
+def _suggestion(name: str, known: list[str] | tuple[str, ...]) -> str:
+    close = difflib.get_close_matches(str(name), known, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else f" (allowed: {', '.join(known)})"
+
+
+def _join(path: str, key: Any) -> str:
+    return f"{path}.{key}" if path else str(key)
+
+
+def _describe(issue: SchemaIssue) -> list[str]:
+    """The problem lines of one schema issue: one per unknown key, named by its own path."""
+    unknown = _UNKNOWN_KEYS.fullmatch(issue.message)
+    if unknown:
+        try:
+            names = ast.literal_eval(f"[{unknown.group(1)}]")
+        except (ValueError, SyntaxError):
+            names = []
+        if names:
+            context = next((kind for pattern, kind in _KEY_CONTEXTS if pattern.fullmatch(issue.field)), None)
+            known = _known_keys().get(context or "", ())
+            return [f"{_join(issue.field, name)}: unknown key{_suggestion(name, known) if known else ''}"
+                    for name in names]
+    if _ASSERTION_TYPE_PATH.fullmatch(issue.field) and " is not one of " in issue.message:
+        kinds = load_schema("dataset")["$defs"]["assertion"]["properties"]["type"]["enum"]
+        name = issue.message.split(" is not one of ", 1)[0]
+        return [f"{issue.field}: unknown assertion type {name}{_suggestion(name.strip(chr(39)), kinds)}"]
+    if _FALSE_SCHEMA.fullmatch(issue.message):  # only `value` of is-json is `false` in the schema
+        field_path = issue.field.removesuffix(".value")
+        return [f"{field_path}.value: is not allowed: this assertion type takes no value"]
+    return [str(issue)]
+
+
+# --- the fast path of schema validation ------------------------------------------------------
+#
+# jsonschema takes about a third of a millisecond per test case, seconds for a large dataset.
+# Cases that plainly satisfy the schema's testCase (checked below in plain Python, and only
+# ever more strictly than the schema) skip it; every other case goes through the schema, which
+# words the messages. tests/test_dataset_format.py checks that the fast path never vouches
+# for a case the schema refuses.
+
+def _is_text(value: Any) -> bool:
+    return type(value) is str and value != ""
+
+
+def _is_number(value: Any, low: float | None = None, high: float | None = None, *, above: float | None = None) -> bool:
+    return (type(value) in (int, float)
+            and (low is None or value >= low) and (high is None or value <= high)
+            and (above is None or value > above))
+
+
+def _is_count(value: Any) -> bool:
+    return type(value) is int and value >= 1
+
+
+def _is_stop(value: Any) -> bool:
+    return type(value) is str or (type(value) is list and all(type(v) is str for v in value))
+
+
+def _is_texts(value: Any) -> bool:
+    return type(value) is list and all(_is_text(v) for v in value)
+
+
+_NONBLANK = re.compile(r"\S")
+_CONFIG_RULES: dict[str, Callable[[Any], bool]] = {
+    "model": _is_text,
+    "temperature": lambda v: _is_number(v, 0),
+    "max_tokens": _is_count,
+    "top_p": lambda v: _is_number(v, 0, 1),
+    "stop": _is_stop,
+}
+# Assertion type -> (is `value` required, the rule of `value`); None: `value` is not allowed.
+_VALUE_RULES: dict[str, tuple[bool, Callable[[Any], bool]] | None] = {
+    **{kind: (True, _is_text) for kind in ("contains", "icontains", "not-contains", "starts-with",
+                                           "regex", "llm-rubric")},
+    "equals": (True, lambda v: type(v) is str),
+    "is-json": None,
+    "json-schema": (True, lambda v: type(v) is dict),
+    "max-words": (True, _is_count),
+    "max-chars": (True, _is_count),
+    "references": (False, lambda v: _is_texts(v) and len(v) > 0),
+    "latency-ms": (True, lambda v: _is_number(v, above=0)),
+    "cost": (True, lambda v: _is_number(v, 0)),
+}
+
+
+def _plain_assertion(item: Any) -> bool:
+    if type(item) is not dict or not item.keys() <= {"type", "value", "weight", "threshold"}:
+        return False
+    kind = item.get("type")
+    if type(kind) is not str or kind not in _VALUE_RULES:
+        return False
+    rule = _VALUE_RULES[kind]
+    if rule is None:
+        if "value" in item:
+            return False
+    elif "value" in item:
+        if not rule[1](item["value"]):
+            return False
+    elif rule[0]:
+        return False
+    return (("weight" not in item or _is_number(item["weight"], above=0))
+            and ("threshold" not in item or _is_number(item["threshold"], 0, 1)))
+
+
+_CASE_RULES: dict[str, Callable[[Any], bool]] = {
+    "id": _is_text,
+    "category": _is_text,
+    "prompt": lambda v: type(v) is str and _NONBLANK.search(v) is not None,
+    "variables": lambda v: type(v) is dict and all(type(x) in (str, int, float, bool) for x in v.values()),
+    "expected": lambda v: type(v) is str,
+    "references": _is_texts,
+    "config": lambda v: type(v) is dict and all(k in _CONFIG_RULES and _CONFIG_RULES[k](x) for k, x in v.items()),
+    "metadata": lambda v: type(v) is dict,
+    "system": lambda v: type(v) is str,
+    "assert": lambda v: type(v) is list and all(_plain_assertion(a) for a in v),
+    "repeat": _is_count,
+    "threshold": lambda v: _is_number(v, 0, 1),
+}
+
+
+def _plain_case(case: Any) -> bool:
+    """True only when ``case`` certainly satisfies the schema's testCase."""
+    return (type(case) is dict and "id" in case and "prompt" in case
+            and all(k in _CASE_RULES and _CASE_RULES[k](v) for k, v in case.items()))
+
+
+def _schema_issues(document: Any) -> list[SchemaIssue]:
+    """``validate("dataset", document)``, with the plainly valid test cases left out of it."""
+    cases = document.get("test_cases") if isinstance(document, dict) else None
+    if not isinstance(cases, list) or not cases:
+        return validate("dataset", document)
+    rest = [i for i, case in enumerate(cases) if not _plain_case(case)]
+    # One case at least, so that the document still has test cases.
+    checked = rest or [0]
+    issues = validate("dataset", {**document, "test_cases": [cases[i] for i in checked]})
+    out = []
+    for issue in issues:
+        match = _CASE_PATH.match(issue.field)
+        if match:
+            field_path = f"test_cases[{checked[int(match.group(1))]}]{issue.field[match.end():]}"
+            issue = SchemaIssue(field_path, issue.message)
+        out.append(issue)
+    return out
+
+
+def _prefixes(fields: list[str]) -> set[str]:
+    """Every field path and each of its ancestors: ``a[1].b`` -> {a, a[1], a[1].b}."""
+    out: set[str] = set()
+    for path in fields:
+        out.add(path)
+        for match in re.finditer(r"[.\[]", path):
+            out.add(path[: match.start()])
+    return out
+
+
+def _natural_key(problem: str) -> list[Any]:
+    path = problem.split(": ", 1)[0]
+    return [int(part) if i % 2 else part for i, part in enumerate(re.split(r"(\d+)", path))]
+
+
+def _assertion_checker() -> Callable[[Assertion], str | None] | None:
+    try:
+        from harness.datasets.assertions import validate_assertion
+    except ImportError:
+        return None
+    return validate_assertion
+
+
+def _version(value: Any) -> str:
+    if value is None:
+        return DEFAULT_VERSION
+    return value if isinstance(value, str) else str(value)
+
+
+def _stop(value: Any) -> list[str] | None:
+    if value is None:
+        return None
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _optional(value: Any, kind: type) -> Any:
+    return None if value is None else kind(value)
+
+
+def _missing(names: list[str], variables: dict[str, Any]) -> str:
+    defined = f"the case defines {', '.join(variables)}" if variables else "the case has no variables"
+    return f"undefined variable{'' if len(names) == 1 else 's'} {', '.join(names)} ({defined})"
+
+
+def _build_assertion(raw: dict[str, Any], references: Any) -> Assertion:
+    value = raw.get("value")
+    if raw["type"] == "references" and value is None:
+        value = list(references or [])
+    threshold = raw.get("threshold")
+    return Assertion(type=raw["type"], value=value, weight=float(raw.get("weight", 1.0)),
+                     threshold=None if threshold is None else float(threshold))
+
+
+def canonical_json(document: Any) -> str:
+    """``document`` as canonical JSON: sorted keys, no spaces, UTF-8 text kept as is."""
+    try:
+        return json.dumps(document, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    except TypeError:  # keys of mixed types (YAML allows `1: a` beside `b: c`): all as text
+        return canonical_json(_text_keys(document))
+
+
+def _text_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _text_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_text_keys(v) for v in value]
+    return value
+
+
+def parse_dataset(document: Any, source: str, *, lines: list[int] | None = None) -> Dataset:
+    """Check ``document`` (a parsed dataset file) and resolve it into a :class:`Dataset`.
+
+    Raises :class:`DatasetError` with every problem found (see the module docstring).
+    ``source`` names the document in messages and becomes :attr:`Dataset.source`; ``lines``
+    (for documents read from .jsonl and .csv) gives the file line of each test case, added to
+    the messages about it.
+    """
+    issues = _schema_issues(document)
+    problems = [line for issue in issues for line in _describe(issue)]
+    if not isinstance(document, dict) or not isinstance(document.get("test_cases"), list):
+        raise DatasetError(source, _with_lines(problems, lines))
+    broken = _prefixes([issue.field for issue in issues])
+    check_value = _assertion_checker()
+    seen: dict[str, int] = {}
+    built: dict[int, list[Assertion]] = {}
+    for i, raw in enumerate(document["test_cases"]):
+        if not isinstance(raw, dict):
+            continue
+        path = f"test_cases[{i}]"
+        variables = raw.get("variables")
+        variables = variables if isinstance(variables, dict) else {}
+        rendered_id = None
+        for key in ("id", "prompt"):
+            text = raw.get(key)
+            if not isinstance(text, str):
+                continue
+            missing = [name for name in placeholders(text) if name not in variables]
+            if missing:
+                problems.append(f"{path}.{key}: {_missing(missing, variables)}")
+            elif key == "id":
+                rendered_id = render(text, variables)
+        if rendered_id is not None:
+            if rendered_id in seen:
+                problems.append(f"{path}.id: duplicate id {rendered_id!r} (also test_cases[{seen[rendered_id]}])")
+            else:
+                seen[rendered_id] = i
+        asserts = raw.get("assert")
+        if not isinstance(asserts, list):
+            continue
+        built[i] = []
+        for j, item in enumerate(asserts):
+            apath = f"{path}.assert[{j}]"
+            if apath in broken or not isinstance(item, dict):
+                continue
+            if item["type"] == "references" and item.get("value") is None and not raw.get("references"):
+                problems.append(f"{apath}: a references assertion needs a value, or references in its case")
+                continue
+            assertion = _build_assertion(item, raw.get("references"))
+            message = check_value(assertion) if check_value else None
+            if message:
+                problems.append(f"{apath}.value: {message}")
+            built[i].append(assertion)
+    if problems:
+        problems.sort(key=_natural_key)
+        raise DatasetError(source, _with_lines(problems, lines))
+    return _resolve(document, source, built)
+
+
+def _with_lines(problems: list[str], lines: list[int] | None) -> list[str]:
+    if not lines:
+        return problems
+    out = []
+    for problem in problems:
+        match = _CASE_PATH.match(problem)
+        index = int(match.group(1)) if match else -1
+        out.append(f"{problem} (line {lines[index]})" if 0 <= index < len(lines) else problem)
+    return out
+
+
+def _resolve(document: dict[str, Any], source: str, built: dict[int, list[Assertion]]) -> Dataset:
+    defaults = dict(document.get("defaults") or {})
+    dataset_system = document.get("system", defaults.get("system"))
+    cases = []
+    for i, raw in enumerate(document["test_cases"]):
+        variables = {str(k): _text(v) for k, v in (raw.get("variables") or {}).items()}
+        config = raw.get("config") or {}
+
+        def setting(key: str) -> Any:
+            return config[key] if key in config else defaults.get(key)
+
+        expected = raw.get("expected") or None
+        asserts = [Assertion("icontains", expected, implicit=True)] if expected else []
+        asserts += built.get(i, [])
+        threshold = raw.get("threshold", defaults.get("threshold"))
+        cases.append(TestCase(
+            id=render(raw["id"], variables),
+            category=raw.get("category", DEFAULT_CATEGORY),
+            prompt=render(raw["prompt"], variables),
+            template=raw["prompt"],
+            variables=variables,
+            expected=expected,
+            references=list(raw.get("references") or []),
+            system=raw.get("system", dataset_system),
+            asserts=asserts,
+            repeat=int(raw.get("repeat", 1)),
+            threshold=_optional(threshold, float),
+            model=config.get("model"),
+            temperature=_optional(setting("temperature"), float),
+            max_tokens=_optional(setting("max_tokens"), int),
+            top_p=_optional(setting("top_p"), float),
+            stop=_stop(setting("stop")),
+            metadata=dict(raw.get("metadata") or {}),
+            index=i,
+        ))
+    version = _version(document.get("version"))
+    digest_document = {**document, "version": version} if "version" in document else document
+    return Dataset(
+        name=document["name"],
+        version=version,
+        description=document.get("description", ""),
+        defaults=defaults,
+        metadata=dict(document.get("metadata") or {}),
+        cases=cases,
+        source=source,
+        digest=hashlib.sha256(canonical_json(digest_document).encode("utf-8")).hexdigest()[:12],
+    )
+
+
+# --- finding datasets ------------------------------------------------------------------------
+
+def builtin_dir() -> Path:
+    """The directory of the built-in datasets: ``harness/datasets/builtin/``."""
+    return Path(__file__).resolve().parent / "builtin"
+
+
+def _builtin_files() -> dict[str, Path]:
+    directory = builtin_dir()
+    found: dict[str, Path] = {}
+    if not directory.is_dir():
+        return found
+    for suffix in BUILTIN_SUFFIXES:
+        for path in sorted(directory.glob(f"*{suffix}")):
+            if path.is_file():
+                found.setdefault(path.name[: -len(suffix)], path)
+    return dict(sorted(found.items()))
+
+
+def builtin_datasets() -> list[BuiltinInfo]:
+    """The built-in datasets, sorted by name (their files read, not checked)."""
+    infos = []
+    for name, path in _builtin_files().items():
+        document, _ = _read_document(path)
+        document = document if isinstance(document, dict) else {}
+        cases = document.get("test_cases")
+        description = document.get("description")
+        infos.append(BuiltinInfo(name=name, description=description if isinstance(description, str) else "",
+                                 cases=len(cases) if isinstance(cases, list) else 0, path=path))
+    return infos
+
+
+def _looks_like_path(ref: str) -> bool:
+    separators = {"/", os.sep, os.altsep} - {None}
+    return Path(ref).suffix.lower() in SUFFIXES or any(s in ref for s in separators)
+
+
+def load_file(path: str | os.PathLike, *, source: str | None = None) -> Dataset:
+    """Read, check and resolve the dataset file ``path`` (``source``: its name in the result)."""
+    path = Path(path)
+    document, lines = _read_document(path)
+    dataset = parse_dataset(document, str(path), lines=lines)
+    if source is not None:
+        dataset.source = source
+    return dataset
+
+
+def load_dataset(ref: str | os.PathLike) -> Dataset:
+    """Load a dataset by file path or by built-in name.
+
+    ``ref`` is a file when it exists, or when it looks like one (a dataset extension or a
+    directory separator: then a missing file is an error); otherwise it names a built-in
+    dataset (``harness/datasets/builtin/NAME.yaml``, ``.yml`` or ``.json``). Raises
+    :class:`DatasetError` for a missing file, an unknown name (listing the built-in ones) and
+    any problem of the dataset itself.
+    """
+    path = Path(ref)
+    text = os.fspath(ref)
+    if path.is_file():
+        return load_file(path)
+    if path.exists():
+        raise DatasetError(text, ["is a directory, not a dataset file"])
+    if isinstance(ref, os.PathLike) or _looks_like_path(text):
+        raise DatasetError(text, ["no such file"])
+    builtins = _builtin_files()
+    if text in builtins:
+        return load_file(builtins[text], source=f"builtin:{text}")
+    listing = ", ".join(builtins) or "none"
+    raise DatasetError(text, [f"no such file, and no built-in dataset of that name (built-in: {listing})"])
