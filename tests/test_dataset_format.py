@@ -1,0 +1,649 @@
+"""The dataset file format of ``bench dataset`` (harness/datasets/format.py): reading JSON,
+YAML, JSONL and CSV, the schema and the checks beyond it (every problem reported at once,
+named by file and field), templating, and the resolution of defaults into test cases."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from jsonschema import Draft202012Validator
+
+from harness.datasets import format as fmt
+from harness.datasets.format import (
+    Assertion,
+    DatasetError,
+    MissingVariablesError,
+    builtin_datasets,
+    load_dataset,
+    parse_dataset,
+    placeholders,
+    render,
+)
+from harness.jsonschemas import load_schema, validate
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# The example dataset of the original tool, as it was written for it.
+ORIGINAL_JSON = """{
+  "name": "coding-tasks",
+  "description": "Basic coding challenges",
+  "version": "1.0.0",
+  "defaults": {"temperature": 0.0, "max_tokens": 500},
+  "test_cases": [
+    {
+      "id": "fizzbuzz-python",
+      "category": "coding",
+      "prompt": "Write a Python function that implements FizzBuzz for numbers 1 to {{n}}.",
+      "variables": {"n": "100"},
+      "expected": "def fizzbuzz",
+      "references": ["for i in range", "if i % 15", "FizzBuzz"]
+    },
+    {
+      "id": "fibonacci-{{lang}}",
+      "category": "coding",
+      "prompt": "Implement a {{lang}} function to calculate the nth Fibonacci number.",
+      "variables": {"lang": "JavaScript"},
+      "references": ["function", "fibonacci"]
+    }
+  ]
+}
+"""
+
+# The same dataset in YAML, keys in another order, version unquoted.
+ORIGINAL_YAML = """\
+name: coding-tasks
+version: 1.0.0
+description: Basic coding challenges
+defaults:
+  max_tokens: 500
+  temperature: 0.0
+test_cases:
+  - id: fizzbuzz-python
+    category: coding
+    prompt: "Write a Python function that implements FizzBuzz for numbers 1 to {{n}}."
+    variables:
+      n: "100"
+    expected: def fizzbuzz
+    references:
+      - for i in range
+      - if i % 15
+      - FizzBuzz
+  - category: coding
+    id: fibonacci-{{lang}}
+    variables: {lang: JavaScript}
+    prompt: Implement a {{lang}} function to calculate the nth Fibonacci number.
+    references: [function, fibonacci]
+"""
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def dataset(*cases: dict, **top) -> dict:
+    """A minimal valid document with these cases (one simple case when none are given)."""
+    return {"name": "t", **top, "test_cases": list(cases) or [{"id": "a", "prompt": "Say hi"}]}
+
+
+def problems_of(document, source="d.yaml") -> list[str]:
+    with pytest.raises(DatasetError) as caught:
+        parse_dataset(document, source)
+    assert caught.value.source == source
+    return caught.value.problems
+
+
+def assertions_module():
+    return pytest.importorskip("harness.datasets.assertions")
+
+
+# --- the original tool's datasets ----------------------------------------------------------------
+
+def test_the_original_tools_json_dataset_loads_unchanged(tmp_path):
+    ds = load_dataset(write(tmp_path / "coding.json", ORIGINAL_JSON))
+    assert (ds.name, ds.version, ds.description) == ("coding-tasks", "1.0.0", "Basic coding challenges")
+    assert ds.source == str(tmp_path / "coding.json")
+    assert [c.id for c in ds.cases] == ["fizzbuzz-python", "fibonacci-JavaScript"]
+    fizz, fib = ds.cases
+    assert fizz.prompt == "Write a Python function that implements FizzBuzz for numbers 1 to 100."
+    assert fizz.template.endswith("1 to {{n}}.")
+    assert fizz.variables == {"n": "100"} and fizz.category == "coding"
+    assert fizz.expected == "def fizzbuzz"
+    assert fizz.references == ["for i in range", "if i % 15", "FizzBuzz"]
+    assert fizz.asserts == [Assertion("icontains", "def fizzbuzz", implicit=True)]
+    assert (fizz.temperature, fizz.max_tokens, fizz.top_p, fizz.stop) == (0.0, 500, None, None)
+    assert (fizz.repeat, fizz.threshold, fizz.system, fizz.model) == (1, None, None, None)
+    assert fib.prompt == "Implement a JavaScript function to calculate the nth Fibonacci number."
+    assert fib.expected is None and fib.asserts == [] and (fizz.index, fib.index) == (0, 1)
+
+
+def test_the_same_dataset_in_yaml_loads_the_same_with_the_same_digest(tmp_path):
+    from_json = load_dataset(write(tmp_path / "coding.json", ORIGINAL_JSON))
+    from_yaml = load_dataset(write(tmp_path / "coding.yaml", ORIGINAL_YAML))
+    from_yml = load_dataset(write(tmp_path / "coding.yml", ORIGINAL_YAML))
+    assert from_yaml.version == "1.0.0"
+    assert from_yaml.cases == from_json.cases == from_yml.cases
+    assert from_yaml.digest == from_json.digest == from_yml.digest
+    assert len(from_json.digest) == 12 and int(from_json.digest, 16) >= 0
+
+
+def test_the_digest_ignores_key_order_and_follows_the_content():
+    document = json.loads(ORIGINAL_JSON)
+    reordered = {key: document[key] for key in reversed(list(document))}
+    reordered["test_cases"] = [dict(reversed(list(case.items()))) for case in document["test_cases"]]
+    assert parse_dataset(reordered, "a").digest == parse_dataset(document, "b").digest
+    changed = copy.deepcopy(document)
+    changed["test_cases"][0]["variables"]["n"] = "50"
+    assert parse_dataset(changed, "c").digest != parse_dataset(document, "b").digest
+
+
+@pytest.mark.parametrize(("written", "read"), [
+    ("1.0.0", "1.0.0"), ("1.10", "1.10"), ("2", "2"), ("'3.0'", "3.0"), ("2024-05-01", "2024-05-01")])
+def test_a_yaml_version_is_read_as_written(tmp_path, written, read):
+    path = write(tmp_path / "v.yaml", f"name: v\nversion: {written}\ntest_cases: [{{id: a, prompt: hi}}]\n")
+    assert load_dataset(path).version == read
+
+
+def test_version_defaults_to_1_and_json_numbers_become_text():
+    assert parse_dataset(dataset(), "s").version == "1"
+    assert parse_dataset(dataset(version=2), "s").version == "2"
+
+
+def test_yaml_dates_in_metadata_stay_text_as_in_json(tmp_path):
+    path = write(tmp_path / "m.yaml", "name: m\nmetadata: {created: 2024-05-01}\ntest_cases: [{id: a, prompt: hi}]\n")
+    assert load_dataset(path).metadata == {"created": "2024-05-01"}
+
+
+# --- templating ----------------------------------------------------------------------------------
+
+def test_render_fills_both_placeholder_spellings():
+    assert render("{{a}} and {{ a }} and {{  b}}", {"a": "x", "b": "y"}) == "x and x and y"
+    assert render("no placeholders {{ }} {x}", {}) == "no placeholders {{ }} {x}"
+    assert render("{{n}} {{f}} {{t}} {{off}}", {"n": 3, "f": 0.5, "t": True, "off": False}) == "3 0.5 true false"
+
+
+def test_placeholders_lists_each_name_once_in_order():
+    assert placeholders("{{b}} {{ a }} {{b}} {{c-d}} {{e.f}}") == ["b", "a", "c-d", "e.f"]
+
+
+def test_render_names_every_missing_variable():
+    with pytest.raises(MissingVariablesError) as caught:
+        render("{{a}} {{ b }} {{c}} {{a}}", {"c": 1})
+    assert isinstance(caught.value, ValueError)
+    assert caught.value.names == ["a", "b"]
+    assert "a, b" in str(caught.value)
+
+
+def test_variables_of_any_scalar_type_render_as_text():
+    case = {"id": "v-{{n}}", "prompt": "{{ n }} {{flag}} {{ratio}}", "variables": {"n": 7, "flag": True, "ratio": 0.25}}
+    loaded = parse_dataset(dataset(case), "s").cases[0]
+    assert (loaded.id, loaded.prompt) == ("v-7", "7 true 0.25")
+    assert loaded.variables == {"n": "7", "flag": "true", "ratio": "0.25"}
+
+
+# --- errors: every problem, named by field -------------------------------------------------------
+
+def test_the_error_names_the_file_and_lists_every_problem():
+    document = dataset({"id": "a", "prompt": "{{x}}"}, {"prompt": "p"})
+    with pytest.raises(DatasetError) as caught:
+        parse_dataset(document, "suite/cases.yaml")
+    text = str(caught.value)
+    assert text.startswith("suite/cases.yaml: 2 problems:\n")
+    assert "\n  test_cases[0].prompt: undefined variable x (the case has no variables)" in text
+    assert "\n  test_cases[1].id: is required" in text
+    assert isinstance(caught.value, ValueError)
+
+
+def test_missing_required_fields():
+    problems = problems_of({"test_cases": [{"category": "c"}]})
+    assert problems == ["name: is required", "test_cases[0].id: is required", "test_cases[0].prompt: is required"]
+
+
+def test_a_top_level_that_is_not_an_object():
+    assert problems_of(["a"]) == ["(top level): ['a'] is not of type 'object'"]
+
+
+def test_wrong_types_are_named_by_their_path():
+    problems = problems_of(dataset(
+        {"id": "a", "prompt": "p", "repeat": "two", "references": "r", "variables": {"v": None}},
+        defaults={"temperature": "hot", "max_tokens": 0}))
+    assert problems == [
+        "defaults.max_tokens: 0 is less than the minimum of 1",
+        "defaults.temperature: 'hot' is not of type 'number'",
+        "test_cases[0].references: 'r' is not of type 'array'",
+        "test_cases[0].repeat: 'two' is not of type 'integer'",
+        "test_cases[0].variables.v: None is not of type 'string', 'number', 'boolean'",
+    ]
+
+
+def test_unknown_keys_are_errors_named_by_their_own_path_with_a_suggestion():
+    problems = problems_of(dataset(
+        {"id": "a", "promt": "p", "config": {"modle": "m"}, "assert": [{"type": "contains", "value": "x", "wieght": 2}]},
+        descripton="d", defaults={"temprature": 0, "zzz": 1}))
+    assert problems == [
+        "defaults.temprature: unknown key (did you mean 'temperature'?)",
+        "defaults.zzz: unknown key (allowed: temperature, max_tokens, top_p, stop, system, threshold)",
+        "descripton: unknown key (did you mean 'description'?)",
+        "test_cases[0].assert[0].wieght: unknown key (did you mean 'weight'?)",
+        "test_cases[0].config.modle: unknown key (did you mean 'model'?)",
+        "test_cases[0].prompt: is required",
+        "test_cases[0].promt: unknown key (did you mean 'prompt'?)",
+    ]
+
+
+def test_metadata_and_variables_take_any_key():
+    case = {"id": "a", "prompt": "{{anything}}", "variables": {"anything": "x"}, "metadata": {"free": {"form": [1]}}}
+    loaded = parse_dataset(dataset(case, metadata={"owner": "me", "tags": ["x"]}), "s")
+    assert loaded.metadata == {"owner": "me", "tags": ["x"]}
+    assert loaded.cases[0].metadata == {"free": {"form": [1]}}
+
+
+def test_empty_test_cases_and_blank_prompts():
+    assert problems_of({"name": "t", "test_cases": []}) == ["test_cases: [] should be non-empty"]
+    assert problems_of(dataset({"id": "a", "prompt": " \n "})) == ["test_cases[0].prompt: must not be blank"]
+    assert problems_of(dataset({"id": "", "prompt": "p"})) == ["test_cases[0].id: '' should be non-empty"]
+
+
+def test_duplicate_ids_are_found_after_rendering():
+    problems = problems_of(dataset(
+        {"id": "fib-{{lang}}", "prompt": "{{lang}}", "variables": {"lang": "js"}},
+        {"id": "fib-js", "prompt": "p"},
+        {"id": "other", "prompt": "p"},
+        {"id": "fib-{{ lang }}", "prompt": "p", "variables": {"lang": "js"}}))
+    assert problems == [
+        "test_cases[1].id: duplicate id 'fib-js' (also test_cases[0])",
+        "test_cases[3].id: duplicate id 'fib-js' (also test_cases[0])",
+    ]
+
+
+def test_every_missing_variable_of_every_case_is_reported():
+    problems = problems_of(dataset(
+        {"id": "a-{{lang}}-{{level}}", "prompt": "{{task}} in {{ lang }}", "variables": {"level": "1"}},
+        {"id": "b", "prompt": "fine {{x}}", "variables": {"x": "1"}},
+        {"id": "c-{{q}}", "prompt": "{{ q }} {{r}}"}))
+    assert problems == [
+        "test_cases[0].id: undefined variable lang (the case defines level)",
+        "test_cases[0].prompt: undefined variables task, lang (the case defines level)",
+        "test_cases[2].id: undefined variable q (the case has no variables)",
+        "test_cases[2].prompt: undefined variables q, r (the case has no variables)",
+    ]
+
+
+def test_problems_are_sorted_by_case_number_not_as_text():
+    cases = [{"id": f"c{i}", "prompt": "p"} for i in range(12)]
+    cases[2]["prompt"] = cases[11]["prompt"] = ""
+    problems = problems_of(dataset(*cases))
+    assert [p.split(".")[0] for p in problems] == ["test_cases[2]", "test_cases[11]"]
+
+
+def test_a_long_list_of_problems_is_cut_in_the_message_but_kept_whole():
+    cases = [{"id": f"c{i}", "prompt": "{{v}}"} for i in range(80)]
+    with pytest.raises(DatasetError) as caught:
+        parse_dataset(dataset(*cases), "big.json")
+    assert len(caught.value.problems) == 80
+    assert str(caught.value).startswith("big.json: 80 problems:")
+    assert str(caught.value).endswith("... and 30 more")
+
+
+# --- assertions ----------------------------------------------------------------------------------
+
+def test_assertions_resolve_with_the_expected_shorthand_first():
+    case = {"id": "a", "prompt": "p", "expected": "Paris", "references": ["x", "y"], "assert": [
+        {"type": "regex", "value": "^P", "weight": 2},
+        {"type": "references", "threshold": 0.5},
+        {"type": "references", "value": ["z"]},
+        {"type": "is-json"},
+        {"type": "llm-rubric", "value": "is polite"},
+        {"type": "max-words", "value": 5},
+        {"type": "json-schema", "value": {"type": "object"}},
+        {"type": "latency-ms", "value": 1500},
+        {"type": "cost", "value": 0}]}
+    asserts = parse_dataset(dataset(case), "s").cases[0].asserts
+    assert asserts[:4] == [
+        Assertion("icontains", "Paris", implicit=True),
+        Assertion("regex", "^P", weight=2.0),
+        Assertion("references", ["x", "y"], threshold=0.5),
+        Assertion("references", ["z"]),
+    ]
+    assert [a.type for a in asserts[4:]] == ["is-json", "llm-rubric", "max-words", "json-schema", "latency-ms", "cost"]
+    assert asserts[0].to_dict() == {"type": "icontains", "value": "Paris", "implicit": True}
+    assert asserts[1].to_dict() == {"type": "regex", "value": "^P", "weight": 2.0}
+    assert asserts[4].to_dict() == {"type": "is-json"}
+
+
+def test_an_empty_expected_is_no_assertion():
+    case = parse_dataset(dataset({"id": "a", "prompt": "p", "expected": ""}), "s").cases[0]
+    assert (case.expected, case.asserts) == (None, [])
+
+
+def test_assertion_value_shapes_are_checked_per_type():
+    problems = problems_of(dataset({"id": "a", "prompt": "p", "assert": [
+        {"type": "contains"},
+        {"type": "is-json", "value": "x"},
+        {"type": "max-words", "value": "3"},
+        {"type": "max-chars", "value": 0},
+        {"type": "regx", "value": "a"},
+        {"type": "json-schema", "value": "object"},
+        {"type": "latency-ms", "value": 0},
+        {"type": "cost", "value": -1},
+        {"type": "llm-rubric", "value": ""},
+        {"type": "equals", "value": 3},
+        {"type": "references", "value": []},
+        {"type": "contains", "value": "x", "weight": 0, "threshold": 2},
+    ]}))
+    assert problems == [
+        "test_cases[0].assert[0].value: is required",
+        "test_cases[0].assert[1].value: is not allowed: this assertion type takes no value",
+        "test_cases[0].assert[2].value: '3' is not of type 'integer'",
+        "test_cases[0].assert[3].value: 0 is less than the minimum of 1",
+        "test_cases[0].assert[4].type: unknown assertion type 'regx' (did you mean 'regex'?)",
+        "test_cases[0].assert[5].value: 'object' is not of type 'object'",
+        "test_cases[0].assert[6].value: 0 is less than or equal to the minimum of 0",
+        "test_cases[0].assert[7].value: -1 is less than the minimum of 0",
+        "test_cases[0].assert[8].value: '' should be non-empty",
+        "test_cases[0].assert[9].value: 3 is not of type 'string'",
+        "test_cases[0].assert[10].value: [] should be non-empty",
+        "test_cases[0].assert[11].threshold: 2 is greater than the maximum of 1",
+        "test_cases[0].assert[11].weight: 0 is less than or equal to the minimum of 0",
+    ]
+
+
+def test_a_references_assertion_needs_references():
+    problems = problems_of(dataset({"id": "a", "prompt": "p", "assert": [{"type": "references"}]},
+                                   {"id": "b", "prompt": "p", "references": [], "assert": [{"type": "references"}]}))
+    assert problems == [
+        "test_cases[0].assert[0]: a references assertion needs a value, or references in its case",
+        "test_cases[1].assert[0]: a references assertion needs a value, or references in its case",
+    ]
+
+
+def test_a_bad_regex_and_a_bad_json_schema_are_found_at_load_time():
+    assertions_module()
+    problems = problems_of(dataset({"id": "a", "prompt": "p", "assert": [
+        {"type": "regex", "value": "([a-z"},
+        {"type": "regex", "value": "fine"},
+        {"type": "json-schema", "value": {"type": "no-such-type"}}]}))
+    assert [p.split(":")[0] for p in problems] == ["test_cases[0].assert[0].value", "test_cases[0].assert[2].value"]
+
+
+def test_the_schema_lists_the_same_assertion_types_as_the_grader():
+    module = assertions_module()
+    enum = load_schema("dataset")["$defs"]["assertion"]["properties"]["type"]["enum"]
+    assert sorted(enum) == sorted(module.ASSERTION_TYPES)
+
+
+# --- resolution ----------------------------------------------------------------------------------
+
+def test_generation_settings_come_from_config_over_defaults():
+    document = dataset(
+        {"id": "a", "prompt": "p"},
+        {"id": "b", "prompt": "p", "config": {"model": "openai:gpt-4o", "temperature": 1, "stop": ["END", "STOP"]}},
+        defaults={"temperature": 0.2, "max_tokens": 300, "top_p": 0.9, "stop": "\n\n"})
+    a, b = parse_dataset(document, "s").cases
+    assert (a.model, a.temperature, a.max_tokens, a.top_p, a.stop) == (None, 0.2, 300, 0.9, ["\n\n"])
+    assert (b.model, b.temperature, b.max_tokens, b.top_p, b.stop) == ("openai:gpt-4o", 1.0, 300, 0.9, ["END", "STOP"])
+    assert isinstance(b.temperature, float)
+
+
+def test_the_system_prompt_is_the_cases_else_the_datasets_else_the_defaults():
+    cases = ({"id": "a", "prompt": "p", "system": "case"}, {"id": "b", "prompt": "p"})
+    both = parse_dataset(dataset(*cases, system="dataset", defaults={"system": "defaults"}), "s").cases
+    assert [c.system for c in both] == ["case", "dataset"]
+    only_defaults = parse_dataset(dataset(*cases, defaults={"system": "defaults"}), "s").cases
+    assert [c.system for c in only_defaults] == ["case", "defaults"]
+    assert parse_dataset(dataset(cases[1]), "s").cases[0].system is None
+
+
+def test_repeat_and_threshold():
+    document = dataset(
+        {"id": "a", "prompt": "p", "repeat": 3, "threshold": 0.5},
+        {"id": "b", "prompt": "p"},
+        defaults={"threshold": 0.8})
+    a, b = parse_dataset(document, "s").cases
+    assert (a.repeat, a.threshold, b.repeat, b.threshold) == (3, 0.5, 1, 0.8)
+    assert parse_dataset(dataset(), "s").cases[0].threshold is None
+    assert problems_of(dataset({"id": "a", "prompt": "p", "repeat": 0, "threshold": 1.5})) == [
+        "test_cases[0].repeat: 0 is less than the minimum of 1",
+        "test_cases[0].threshold: 1.5 is greater than the maximum of 1",
+    ]
+
+
+def test_category_defaults_to_uncategorized():
+    assert parse_dataset(dataset(), "s").cases[0].category == "uncategorized"
+
+
+# --- files ---------------------------------------------------------------------------------------
+
+def test_malformed_yaml_names_the_file_and_line(tmp_path):
+    path = write(tmp_path / "bad.yaml", "name: x\ntest_cases:\n  - id: a\n    prompt: [unclosed\n")
+    with pytest.raises(DatasetError) as caught:
+        load_dataset(path)
+    assert caught.value.source == str(path)
+    [problem] = caught.value.problems
+    assert problem.startswith("line 5, column 1: invalid YAML:")
+    assert str(caught.value).startswith(f"{path}: 1 problem:")
+
+
+def test_malformed_json_names_the_file_and_line(tmp_path):
+    path = write(tmp_path / "bad.json", '{"name": "x",\n "test_cases": [\n  {"id": "a",}\n]}\n')
+    with pytest.raises(DatasetError) as caught:
+        load_dataset(path)
+    assert caught.value.source == str(path)
+    assert caught.value.problems == ["line 3, column 14: invalid JSON: Expecting property name enclosed in double quotes"]
+
+
+def test_an_empty_file_and_an_unknown_extension(tmp_path):
+    with pytest.raises(DatasetError, match="empty file"):
+        load_dataset(write(tmp_path / "empty.yaml", "# nothing\n"))
+    with pytest.raises(DatasetError, match=r"unsupported extension '\.txt'"):
+        load_dataset(write(tmp_path / "cases.txt", "{}"))
+
+
+def test_jsonl_cases(tmp_path):
+    path = write(tmp_path / "smoke.jsonl",
+                 '{"id": "a", "prompt": "Say {{w}}", "variables": {"w": "hi"}, "expected": "hi"}\n'
+                 "\n"
+                 '{"id": "b", "prompt": "Count to 3", "assert": [{"type": "regex", "value": "1.*2.*3"}]}\n')
+    ds = load_dataset(path)
+    assert (ds.name, ds.version, ds.description) == ("smoke", "1", "")
+    assert [(c.id, c.prompt) for c in ds.cases] == [("a", "Say hi"), ("b", "Count to 3")]
+    assert ds.cases[1].asserts == [Assertion("regex", "1.*2.*3")]
+
+
+def test_jsonl_problems_give_the_line(tmp_path):
+    bad_json = write(tmp_path / "a.jsonl", '{"id": "a", "prompt": "p"}\n{"id": \n{"id": "c", "prompt": "p"}\n[1\n')
+    with pytest.raises(DatasetError) as caught:
+        load_dataset(bad_json)
+    assert [p.split(":")[0] for p in caught.value.problems] == ["line 2, column 8", "line 4, column 3"]
+    bad_case = write(tmp_path / "b.jsonl", '{"id": "a", "prompt": "p"}\n\n{"id": "b", "promt": "p"}\n')
+    with pytest.raises(DatasetError) as caught:
+        load_dataset(bad_case)
+    assert caught.value.problems == [
+        "test_cases[1].prompt: is required (line 3)",
+        "test_cases[1].promt: unknown key (did you mean 'prompt'?) (line 3)",
+    ]
+
+
+def test_csv_cases(tmp_path):
+    path = write(tmp_path / "capitals.csv",
+                 "id,category,prompt,expected,references,system,repeat,var:country\n"
+                 'cap-{{country}},geo,"What is the capital of {{ country }}?",Paris,Paris | France,,2,France\n'
+                 ",,,,,,,\n"
+                 'plain,,"A prompt, with a comma\nand a newline",,,Be brief.,,\n')
+    ds = load_dataset(path)
+    assert (ds.name, ds.version) == ("capitals", "1")
+    first, second = ds.cases
+    assert (first.id, first.category, first.prompt) == ("cap-France", "geo", "What is the capital of France?")
+    assert (first.references, first.repeat, first.variables) == (["Paris", "France"], 2, {"country": "France"})
+    assert first.asserts == [Assertion("icontains", "Paris", implicit=True)]
+    assert (second.id, second.category, second.prompt) == ("plain", "uncategorized", "A prompt, with a comma\nand a newline")
+    assert (second.system, second.references, second.repeat, second.asserts) == ("Be brief.", [], 1, [])
+
+
+def test_csv_problems_name_the_column_or_the_line(tmp_path):
+    with pytest.raises(DatasetError) as caught:
+        load_dataset(write(tmp_path / "a.csv", "id,promt,var:,expected,id\na,b,c,d,e\n"))
+    assert caught.value.problems == [
+        "columns[1]: unknown column 'promt' (did you mean 'prompt'?)",
+        "columns[2]: unknown column 'var:' (did you mean 'var:NAME'?)",
+        "columns[4]: duplicate column 'id'",
+    ]
+    with pytest.raises(DatasetError) as caught:
+        load_dataset(write(tmp_path / "b.csv", "id,prompt,repeat\na,p,1\nb,\"two\nlines\",x\nc,{{v}},1\nd,p,1,extra\n"))
+    assert caught.value.problems == ["line 6: 4 cells, but the header has 3 columns"]
+    with pytest.raises(DatasetError) as caught:
+        load_dataset(write(tmp_path / "c.csv", "id,prompt,repeat\na,p,1\nb,\"two\nlines\",x\nc,{{v}},1\n"))
+    assert caught.value.problems == [
+        "test_cases[1].repeat: 'x' is not of type 'integer' (line 3)",
+        "test_cases[2].prompt: undefined variable v (the case has no variables) (line 5)",
+    ]
+    with pytest.raises(DatasetError, match="empty file"):
+        load_dataset(write(tmp_path / "d.csv", ""))
+
+
+# --- finding datasets ----------------------------------------------------------------------------
+
+def test_a_path_that_does_not_exist(tmp_path):
+    for ref in (tmp_path / "nope.yaml", str(tmp_path / "nope"), "nope.json", "sub/nope"):
+        with pytest.raises(DatasetError) as caught:
+            load_dataset(ref)
+        assert caught.value.problems == ["no such file"], ref
+    with pytest.raises(DatasetError, match="is a directory"):
+        load_dataset(tmp_path)
+
+
+def test_built_in_datasets_by_name(tmp_path, monkeypatch):
+    monkeypatch.setattr(fmt, "builtin_dir", lambda: tmp_path)
+    write(tmp_path / "zeta.yaml", "name: zeta\ndescription: Last one\ntest_cases: [{id: a, prompt: p}, {id: b, prompt: q}]\n")
+    write(tmp_path / "alpha.json", '{"name": "alpha", "test_cases": [{"id": "a", "prompt": "p"}]}')
+    write(tmp_path / "notes.txt", "not a dataset")
+    assert builtin_datasets() == [
+        fmt.BuiltinInfo("alpha", "", 1, tmp_path / "alpha.json"),
+        fmt.BuiltinInfo("zeta", "Last one", 2, tmp_path / "zeta.yaml"),
+    ]
+    ds = load_dataset("zeta")
+    assert (ds.name, ds.source, len(ds.cases)) == ("zeta", "builtin:zeta", 2)
+    with pytest.raises(DatasetError) as caught:
+        load_dataset("nosuch")
+    assert caught.value.source == "nosuch"
+    assert caught.value.problems == ["no such file, and no built-in dataset of that name (built-in: alpha, zeta)"]
+
+
+def test_a_broken_built_in_dataset_is_reported_with_its_file(tmp_path, monkeypatch):
+    monkeypatch.setattr(fmt, "builtin_dir", lambda: tmp_path)
+    write(tmp_path / "broken.yaml", "name: broken\ntest_cases: [{id: a}]\n")
+    with pytest.raises(DatasetError) as caught:
+        load_dataset("broken")
+    assert caught.value.source == str(tmp_path / "broken.yaml")
+    assert caught.value.problems == ["test_cases[0].prompt: is required"]
+
+
+def test_the_shipped_built_in_datasets_load():
+    for info in builtin_datasets():
+        ds = load_dataset(info.name)
+        assert (ds.source, len(ds.cases)) == (f"builtin:{info.name}", info.cases)
+
+
+def test_a_directory_named_like_a_built_in_dataset_does_not_hide_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(fmt, "builtin_dir", lambda: tmp_path / "builtin")
+    (tmp_path / "builtin").mkdir()
+    write(tmp_path / "builtin" / "qa.yaml", "name: qa\ntest_cases: [{id: a, prompt: p}]\n")
+    (tmp_path / "qa").mkdir()
+    (tmp_path / "other").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert load_dataset("qa").source == "builtin:qa"
+    with pytest.raises(DatasetError, match="is a directory"):
+        load_dataset("other")
+
+
+def test_no_built_in_directory_means_no_built_in_datasets(tmp_path, monkeypatch):
+    monkeypatch.setattr(fmt, "builtin_dir", lambda: tmp_path / "missing")
+    assert builtin_datasets() == []
+    with pytest.raises(DatasetError, match=r"\(built-in: none\)"):
+        load_dataset("anything")
+
+
+# --- the schema and its fast path ----------------------------------------------------------------
+
+def test_the_schema_is_a_valid_draft_2020_12_schema_with_its_id():
+    schema = load_schema("dataset")
+    Draft202012Validator.check_schema(schema)
+    assert schema["$id"] == "https://zebench.dev/schemas/dataset.schema.json"
+    assert validate("dataset", json.loads(ORIGINAL_JSON)) == []
+
+
+def test_the_fast_path_never_accepts_a_case_the_schema_refuses():
+    """Cases the plain-Python check vouches for skip jsonschema; it must never be laxer."""
+    odd_values = [None, "", " ", "x", "\n", 0, -1, 1, 0.5, 1.5, 2, True, False, float("nan"), [], [""], ["x"],
+                  [1], {}, {"a": None}, {"a": "x"}, {"type": "object"}, {"model": ""}, {"stop": [1]}]
+    base = {"id": "a", "category": "c", "prompt": "p {{v}}", "variables": {"v": "1"}, "expected": "e",
+            "references": ["r"], "config": {"model": "m", "temperature": 0, "max_tokens": 5, "top_p": 1, "stop": "s"},
+            "metadata": {}, "system": "s", "repeat": 1, "threshold": 1,
+            "assert": [{"type": "contains", "value": "x", "weight": 1, "threshold": 0}]}
+    assertion_keys = ("type", "value", "weight", "threshold")
+    kinds = load_schema("dataset")["$defs"]["assertion"]["properties"]["type"]["enum"]
+    rng = random.Random(7)
+    candidates = []
+    for key in [*base, "other"]:
+        for value in odd_values:
+            candidates.append({**base, key: value})
+    for key in ("model", "temperature", "max_tokens", "top_p", "stop", "other"):
+        for value in odd_values:
+            candidates.append({**base, "config": {key: value}})
+    for kind in [*kinds, "nope"]:
+        for key in assertion_keys:
+            for value in odd_values:
+                candidates.append({**base, "assert": [{"type": kind, key: value}]})
+                candidates.append({**base, "assert": [{"type": kind, "value": value, key: value}]})
+        candidates.append({**base, "assert": [{"type": kind}]})
+    for _ in range(2000):
+        case = copy.deepcopy(base)
+        for key in rng.sample(list(base), 3):
+            case[key] = rng.choice(odd_values)
+        candidates.append(case)
+    vouched = 0
+    for case in candidates:
+        if fmt._plain_case(case):
+            vouched += 1
+            assert validate("dataset", {"name": "t", "test_cases": [case]}) == [], case
+    assert vouched > 100  # the fast path is taken for ordinary cases
+    assert fmt._plain_case(base)
+    assert set(fmt._VALUE_RULES) == set(kinds)
+
+
+def test_ten_thousand_cases_load_fast(tmp_path):
+    cases = [{"id": f"case-{i}-{{{{lang}}}}", "category": "bulk", "prompt": "Write {{ lang }} code number " + str(i),
+              "variables": {"lang": "Python"}, "expected": "def", "references": ["def", "return"],
+              "assert": [{"type": "regex", "value": r"def \w+"}, {"type": "max-words", "value": 200}]}
+             for i in range(10_000)]
+    path = write(tmp_path / "big.json", json.dumps({"name": "big", "test_cases": cases}))
+    started = time.perf_counter()
+    ds = load_dataset(path)
+    elapsed = time.perf_counter() - started
+    assert len(ds.cases) == 10_000 and ds.cases[-1].id == "case-9999-Python"
+    assert elapsed < 2.0, f"{elapsed:.2f}s"
+
+
+def test_a_problem_in_a_large_dataset_is_still_found_and_placed(tmp_path):
+    cases = [{"id": f"c{i}", "prompt": "p"} for i in range(5000)]
+    cases[4321]["prompt"] = 5
+    assert problems_of(dataset(*cases)) == ["test_cases[4321].prompt: 5 is not of type 'string'"]
+
+
+def test_importing_the_package_does_not_import_grading_reports_or_runs():
+    code = ("import sys, harness.datasets; "
+            "print(sorted(m for m in sys.modules if m.startswith('harness.datasets.')))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['harness.datasets.format']"
+
+
+def test_yaml_and_json_write_the_same_document():
+    assert yaml.safe_load(ORIGINAL_YAML) == json.loads(ORIGINAL_JSON)
