@@ -70,6 +70,7 @@ from harness.plan import (
 )
 from harness.results.client import NotAWorkerError, ResultsClient
 from harness.results.records import (
+    batch_record,
     BatchRecord,
     EvaluationRecord,
     RunRecord,
@@ -708,23 +709,6 @@ def _grading_phases(outcome: RunOutcome, timings: dict[str, float], total_ms: fl
             phases.add(f"evaluator.{name}", ms)
             measured += ms
     phases.add("grading.other", total_ms - measured)
-
-
-def batch_record(batch_id: str, runs: list[RunRecord], created_ms: int, completed_ms: int,
-                 metadata: dict[str, Any]) -> BatchRecord:
-    """The batch with aggregates over ``runs`` (scores averaged over runs that have one)."""
-    scores = [r.total_score for r in runs if r.total_score is not None]
-    weighted = [r.weighted_score for r in runs if r.weighted_score is not None]
-    return BatchRecord(
-        batch_id=batch_id,
-        created_at=created_ms,
-        completed_at=completed_ms,
-        total_runs=len(runs),
-        successful_runs=sum(1 for r in runs if r.is_successful),
-        avg_score=sum(scores) / len(scores) if scores else None,
-        avg_weighted_score=sum(weighted) / len(weighted) if weighted else None,
-        metadata=metadata,
-    )
 
 
 def plan_sandbox(options: RunOptions) -> str:

@@ -9,7 +9,6 @@ import json
 import random
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -619,17 +618,14 @@ def test_the_fast_path_never_accepts_a_case_the_schema_refuses():
     assert set(fmt._VALUE_RULES) == set(kinds)
 
 
-def test_ten_thousand_cases_load_fast(tmp_path):
+def test_ten_thousand_cases_load(tmp_path):
     cases = [{"id": f"case-{i}-{{{{lang}}}}", "category": "bulk", "prompt": "Write {{ lang }} code number " + str(i),
               "variables": {"lang": "Python"}, "expected": "def", "references": ["def", "return"],
               "assert": [{"type": "regex", "value": r"def \w+"}, {"type": "max-words", "value": 200}]}
              for i in range(10_000)]
     path = write(tmp_path / "big.json", json.dumps({"name": "big", "test_cases": cases}))
-    started = time.perf_counter()
-    ds = load_dataset(path)
-    elapsed = time.perf_counter() - started
+    ds = load_dataset(path)  # its speed is measured by benchmarks/dataset_throughput.py, not asserted
     assert len(ds.cases) == 10_000 and ds.cases[-1].id == "case-9999-Python"
-    assert elapsed < 2.0, f"{elapsed:.2f}s"
 
 
 def test_a_problem_in_a_large_dataset_is_still_found_and_placed(tmp_path):

@@ -609,7 +609,7 @@ def store(result: DatasetResult, client: Any, judge_identity: str = "none",
           progress: Callable[[int, int], None] | None = None) -> None:
     """Post every cell of the run, then the batch, to the results store (a re-post of a run
     already stored is a duplicate, so storing after a resume is safe)."""
-    from harness.runner import batch_record  # noqa: PLC0415 - the batch aggregates of scenario runs
+    from harness.results.records import batch_record
 
     run = result.run
     cases = {c.id: c for c in run.dataset.cases}

@@ -16,7 +16,19 @@ _BASE36 = string.digits + string.ascii_lowercase
 
 
 def _rand36(n: int) -> str:
-    return "".join(secrets.choice(_BASE36) for _ in range(n))
+    # n base-36 digits of one random integer (uniform: 36**n divides no power of two, so
+    # the few top values are rejected and drawn again).
+    limit = 36 ** n
+    bits = limit.bit_length()
+    while True:
+        value = secrets.randbits(bits)
+        if value < limit:
+            break
+    digits = []
+    for _ in range(n):
+        value, digit = divmod(value, 36)
+        digits.append(_BASE36[digit])
+    return "".join(digits)
 
 
 def new_run_id() -> str:
@@ -309,3 +321,20 @@ def mixed_sandbox_note(runs: list[RunRecord]) -> str | None:
         return None
     parts = ", ".join(f"{n} in {kind}" for kind, n in sorted(kinds.items()))
     return f"the runs used different sandboxes ({parts}): their results are not comparable"
+
+
+def batch_record(batch_id: str, runs: list[RunRecord], created_ms: int, completed_ms: int,
+                 metadata: dict[str, Any]) -> BatchRecord:
+    """The batch with aggregates over ``runs`` (scores averaged over runs that have one)."""
+    scores = [r.total_score for r in runs if r.total_score is not None]
+    weighted = [r.weighted_score for r in runs if r.weighted_score is not None]
+    return BatchRecord(
+        batch_id=batch_id,
+        created_at=created_ms,
+        completed_at=completed_ms,
+        total_runs=len(runs),
+        successful_runs=sum(1 for r in runs if r.is_successful),
+        avg_score=sum(scores) / len(scores) if scores else None,
+        avg_weighted_score=sum(weighted) / len(weighted) if weighted else None,
+        metadata=metadata,
+    )
