@@ -118,16 +118,18 @@ class StepPlan:
 
 
 def parse_target(text: str) -> tuple[str, str]:
-    """``PROVIDER:MODEL`` -> (provider, model); StressError when either part is missing or the
+    """``PROVIDER:MODEL`` -> (provider, model), the provider one of the registry's prefixes
+    (:mod:`harness.providers.registry`); StressError when either part is missing or the
     provider is unknown."""
-    from harness.providers import PROVIDER_NAMES
+    from harness.providers.registry import ALIASES, REGISTRY, known_prefixes
 
     provider, sep, model = text.partition(":")
+    provider = ALIASES.get(provider.lower(), provider.lower())
     if not sep or not provider or not model:
         raise StressError(f"{text!r}: expected PROVIDER:MODEL, e.g. anthropic:claude-haiku-4-5 "
-                          f"(providers: {', '.join(PROVIDER_NAMES)})")
-    if provider not in PROVIDER_NAMES:
-        raise StressError(f"unknown provider {provider!r} in {text!r}; known: {', '.join(PROVIDER_NAMES)}")
+                          f"(providers: {known_prefixes()})")
+    if provider not in REGISTRY:
+        raise StressError(f"unknown provider {provider!r} in {text!r}; known: {known_prefixes()}")
     return provider, model
 
 
@@ -734,8 +736,20 @@ def prepare(opts: StressOptions, *, on_event: Callable[[str, dict[str, Any]], No
     plan = plan_steps(opts)
     if provider is None:
         peak = max(step.concurrency for step in plan)
-        provider = get_provider(opts.provider, base_url=opts.base_url, api_key=api_key,
-                                max_connections=max(peak, 1))
+        if api_key is not None:
+            provider = get_provider(opts.provider, base_url=opts.base_url, api_key=api_key,
+                                    max_connections=max(peak, 1))
+        else:
+            # The request engine's provider: the registry's base URLs and keys, one pool sized
+            # for the peak; each request is one Engine.attempt-style call (no retry, no limit).
+            from harness.engine import Engine, EngineOptions
+            from harness.providers.registry import parse_target as registry_target
+
+            try:
+                target = registry_target(f"{opts.provider}:{opts.model}", base_url=opts.base_url)
+            except ValueError as exc:
+                raise StressError(str(exc)) from None
+            provider = Engine(EngineOptions(concurrency=max(peak, 1))).provider(target)
     if opts.stream and not provider.supports_streaming:
         raise StressError(f"{provider.name} does not stream; run with --no-stream")
     if opts.max_cost is not None and price_for(provider.name, opts.model) is None:

@@ -56,7 +56,8 @@ def stress() -> None:
 
     `bench stress PROVIDER:MODEL [OPTIONS]` runs a test and stores it (`bench stress run --help`
     lists every option); `bench stress list` and `bench stress show ID` read stored tests.
-    Providers: anthropic, openai, openrouter, openai-compatible (with --base-url). Every request
+    Providers: anthropic, openai, openrouter, google, groq, together, mistral, deepseek,
+    ollama, vllm, openai-compatible (with --base-url), local (the shipped SmolLM2 model). Every request
     is sent once: a failure is a measurement, not retried.
 
     \b
