@@ -164,9 +164,9 @@ def build_provider(target: Target, *, max_connections: int = 100, cache=None, re
         from harness.local_model import shared_server
 
         server = shared_server(local_config)
-        provider = get_provider("openai-compatible", base_url=server.base_url, **common)
-        provider.name = "local"
-        return provider
+        # Keeps the name openai-compatible, as the local agent's provider does: the price table's
+        # zero-price row for the shipped model is under that name, so its cost is 0, not unknown.
+        return get_provider("openai-compatible", base_url=server.base_url, **common)
     key = key_for(target)
     if entry.key_required and _own_host(target) and not key:
         raise MissingCredentialsError(entry.env_var or "", entry.prefix)
