@@ -357,15 +357,21 @@ def estimate(run: DatasetRun) -> dict[str, Any]:
         cells = [p for p in run.cells if p.target == target]
         tokens_in = sum((len(p.case.prompt) + len(p.case.system or "")) // 4 + 8 for p in cells)
         tokens_out = sum(p.case.max_tokens or DEFAULT_MAX_TOKENS for p in cells)
-        price = price_for(_price_provider(target), target.model)
+        price = price_for(*_price_key(target))
         cost = price.cost(Usage(input_tokens=tokens_in, output_tokens=tokens_out)) if price else None
         out["targets"][target.spec] = {"cells": len(cells), "tokensIn": tokens_in, "maxTokensOut": tokens_out,
                                        "maxCostUsd": cost}
     return out
 
 
-def _price_provider(target: Target) -> str:
-    return "openai-compatible" if target.prefix == "local" else target.prefix
+def _price_key(target: Target) -> tuple[str, str]:
+    """(provider, model) of the price table for ``target``: ``local`` is the shipped model,
+    whatever its target names it, priced under its own name as an openai-compatible server."""
+    if target.prefix == "local":
+        from harness.local_model import MODEL_NAME
+
+        return "openai-compatible", MODEL_NAME
+    return target.prefix, target.model
 
 
 # --------------------------------------------------------------------------- running
