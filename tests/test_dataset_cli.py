@@ -64,6 +64,13 @@ def test_dry_run_json_estimates_a_priced_model(tmp_path, monkeypatch):
     assert row["maxCostUsd"] is not None and row["maxCostUsd"] > 0
 
 
+def test_dry_run_prices_the_shipped_local_model_at_zero_without_starting_it(tmp_path):
+    result = bench("dataset", write_dataset(tmp_path / "d.json"), "-p", "local:smollm2", "--dry-run", "--json")
+    assert result.exit_code == 0, result.output
+    row = json.loads(result.stdout)["estimate"]["targets"]["local:smollm2"]
+    assert row["cells"] == 5 and row["maxCostUsd"] == 0.0
+
+
 # -- a run ---------------------------------------------------------------------------------------------
 
 
