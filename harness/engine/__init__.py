@@ -167,6 +167,7 @@ class Engine:
         self.limits: dict[str, AIMDLimit] = {}
         self._global: asyncio.Semaphore | None = None
         self._stopping = False
+        self._stopped: asyncio.Event | None = None  # set by stop(): ends a wait before a retry
         self._tasks: set[asyncio.Task] = set()
 
     # -- providers and limits ---------------------------------------------------------------
@@ -196,7 +197,9 @@ class Engine:
                                                  repeat_index=repeat_index)
 
     async def request(self, job: Job) -> Outcome:
-        """``job`` with its provider's limit and the retry policy; never raises ProviderError."""
+        """``job`` with its provider's limit and the retry policy; never raises ProviderError.
+        After :meth:`stop`, no attempt is started: a job whose turn comes then has ``attempts``
+        0 (never sent), and a retry ends with the last attempt's error."""
         provider = self.provider(job.target)
         limit = self.limit(job.target.prefix)
         outcome = Outcome(job)
@@ -208,6 +211,9 @@ class Engine:
                 if self._global is not None:
                     await self._global.acquire()
                 try:
+                    if self._stopping:
+                        limit.release()
+                        break
                     outcome.attempts += 1
                     response = await provider.achat(job.request, stream=opts.stream, retry=False,
                                                     repeat_index=job.repeat_index, use_cache=opts.use_cache,
@@ -227,7 +233,10 @@ class Engine:
                 if exc.retry_after is not None and exc.retry_after > self.retry.max_retry_after_s:
                     outcome.error = exc
                     break
-                await asyncio.sleep(self.retry.delay_for(outcome.attempts, exc.retry_after))
+                await self._wait(self.retry.delay_for(outcome.attempts, exc.retry_after))
+                if self._stopping:
+                    outcome.error = exc
+                    break
                 continue
             except BaseException:
                 limit.release()
@@ -239,12 +248,25 @@ class Engine:
         outcome.elapsed_ms = (time.monotonic() - started) * 1000.0
         return outcome
 
+    async def _wait(self, seconds: float) -> None:
+        """Sleep ``seconds``, or until :meth:`stop` is called."""
+        if self._stopped is None:
+            await asyncio.sleep(seconds)
+            return
+        try:
+            await asyncio.wait_for(self._stopped.wait(), seconds)
+        except asyncio.TimeoutError:
+            pass
+
     # -- many jobs ------------------------------------------------------------------------------
     async def run(self, jobs: Iterable[Job], on_outcome: Callable[[Outcome], Awaitable[None] | None]) -> None:
         """Send every job (each target's jobs in the order given) and call ``on_outcome`` with
         each outcome as it comes. Returns when all are done, or after :meth:`stop` when those in
         flight are; :meth:`abort` cancels those too."""
         self._global = asyncio.Semaphore(self.options.concurrency)
+        self._stopped = asyncio.Event()
+        if self._stopping:
+            self._stopped.set()
         queues: dict[Target, collections.deque[Job]] = {}
         for job in jobs:
             queues.setdefault(job.target, collections.deque()).append(job)
@@ -256,6 +278,8 @@ class Engine:
             while queue and not self._stopping:
                 job = queue.popleft()
                 outcome = await self.request(job)
+                if outcome.attempts == 0:
+                    return  # stopped before it was sent: not a result
                 result = on_outcome(outcome)
                 if result is not None:
                     await result
@@ -275,6 +299,8 @@ class Engine:
     def stop(self) -> None:
         """Start nothing new; requests in flight finish (and are reported)."""
         self._stopping = True
+        if self._stopped is not None:
+            self._stopped.set()
 
     @property
     def stopping(self) -> bool:
@@ -282,7 +308,7 @@ class Engine:
 
     def abort(self) -> None:
         """Stop now: cancel the requests in flight too."""
-        self._stopping = True
+        self.stop()
         for task in list(self._tasks):
             task.cancel()
 
