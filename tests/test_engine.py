@@ -468,3 +468,49 @@ def test_stop_lets_the_requests_in_flight_finish_and_starts_nothing_new():
     assert engine.stopping
     assert 1 <= len(seen) <= 2 and all(o.ok for o in seen)  # the two in flight at most, nothing after
     assert len(provider.starts) == len(seen)
+
+
+def test_after_stop_a_job_waiting_for_a_slot_is_not_sent_nor_reported():
+    provider = ScriptedProvider([], delay_s=0.05)
+    targets = [Target("groq", "a", "http://127.0.0.1:9/v1"), Target("mistral", "b", "http://127.0.0.1:9/v1")]
+    engine = Engine(EngineOptions(concurrency=1), provider_factory=lambda t, size: provider)
+    seen: list[Outcome] = []
+
+    def on_outcome(outcome: Outcome) -> None:
+        seen.append(outcome)
+        engine.stop()
+
+    jobs = [job(t, f"p{i}", index=n) for n, (i, t) in enumerate((i, t) for i in range(5) for t in targets)]
+
+    async def go() -> None:
+        async with engine:
+            await asyncio.wait_for(engine.run(jobs, on_outcome), 30)
+
+    asyncio.run(go())
+    # One request was in flight when stop() came; the other target's worker was waiting for the
+    # global slot with a job in hand: that job must be neither sent nor reported.
+    assert len(seen) == 1 and len(provider.starts) == 1
+
+
+def test_after_stop_a_retry_is_not_waited_for_nor_sent():
+    rate_limited = ProviderError("429", kind="unavailable", status=429, reason="status", retry_after=30)
+    provider = ScriptedProvider([rate_limited], delay_s=0.01)
+    target = Target("groq", "m", "http://127.0.0.1:9/v1")
+    engine = Engine(EngineOptions(concurrency=1, max_attempts=3), retry=fast_retry(),
+                    provider_factory=lambda t, size: provider)
+    seen: list[Outcome] = []
+
+    async def go() -> None:
+        async with engine:
+            task = asyncio.ensure_future(engine.run([job(target, "p0", index=0), job(target, "p1", index=1)],
+                                                    seen.append))
+            while not provider.starts:
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.05)  # the 429 is in; its Retry-After wait has begun
+            engine.stop()
+            await asyncio.wait_for(task, 10)  # well before the 30 s Retry-After
+
+    asyncio.run(go())
+    assert len(provider.starts) == 1  # no retry was sent after the stop
+    (outcome,) = seen
+    assert not outcome.ok and outcome.error.status == 429 and outcome.attempts == 1
