@@ -514,3 +514,20 @@ def test_after_stop_a_retry_is_not_waited_for_nor_sent():
     assert len(provider.starts) == 1  # no retry was sent after the stop
     (outcome,) = seen
     assert not outcome.ok and outcome.error.status == 429 and outcome.attempts == 1
+
+
+@pytest.mark.parametrize("transport", ["httpx", "aiohttp"])
+def test_a_server_that_is_not_there_is_retried_then_an_unavailable_error(monkeypatch, transport):
+    import socket
+
+    monkeypatch.setenv("ZE_BENCHMARKS_HTTP_TRANSPORT", transport)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # closed again before the request: nobody listens there
+    target = Target("openai-compatible", "m", f"http://127.0.0.1:{port}/v1")
+    engine = Engine(EngineOptions(concurrency=1, max_attempts=3), retry=fast_retry())
+    (outcome,) = run_jobs(engine, [job(target, "hi", timeout_s=5)])
+    assert not outcome.ok and outcome.attempts == 3 and outcome.rate_limited == 0
+    assert outcome.error.kind == "unavailable"
+    if transport == "httpx":  # the SDK's aiohttp client reports a refused connection as a timeout
+        assert outcome.error.reason == "connection"
