@@ -491,3 +491,17 @@ def test_storing_again_after_a_resume_adds_no_duplicate(tmp_path, mock_server):
         store(again, client)
         runs = client.list_runs(batchId=first.run.batch_id)
     assert len(runs) == 3 and len({r.run_id for r in runs}) == 3
+
+
+def test_cache_replay_answers_a_second_run_from_the_first_run_s_answers(tmp_path, mock_server):
+    mock = mock_server(answers=ANSWERS)
+    ds = write_dataset(tmp_path / "d.json")
+    first = run_now(options(ds, tmp_path / "one", targets_of(mock), repeat=2, cache="replay"))
+    assert mock.server.requests == 10 and not any(c["cached"] for c in first.cells)
+    second = run_now(options(ds, tmp_path / "two", targets_of(mock), repeat=2, cache="replay"))
+    assert mock.server.requests == 10  # nothing sent
+    assert all(c["cached"] for c in second.cells)
+    assert {(c["test_id"], c["repeat"], c["status"], c["response"]) for c in second.cells} == \
+        {(c["test_id"], c["repeat"], c["status"], c["response"]) for c in first.cells}
+    third = run_now(options(ds, tmp_path / "three", targets_of(mock), repeat=2))
+    assert mock.server.requests == 20 and not any(c["cached"] for c in third.cells)  # --cache off: live
