@@ -225,10 +225,12 @@ def config_parts(dataset: Dataset, case: TestCase, target: Target, options: Data
 
 
 def _meta_of(options: DatasetRunOptions, dataset: Dataset, targets: list[Target], batch_id: str) -> dict[str, Any]:
+    # A file is recorded by its absolute path, so --resume works from any working directory.
+    ref = options.dataset if dataset.source.startswith("builtin:") else os.path.abspath(str(options.dataset))
     return {
         "format": 1,
         "batchId": batch_id,
-        "dataset": {"ref": options.dataset, "name": dataset.name, "version": dataset.version,
+        "dataset": {"ref": ref, "name": dataset.name, "version": dataset.version,
                     "digest": dataset.digest, "source": dataset.source},
         "targets": [{"spec": t.spec, "baseUrl": t.base_url} for t in targets],
         "repeat": options.repeat,
