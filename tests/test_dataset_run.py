@@ -505,3 +505,22 @@ def test_cache_replay_answers_a_second_run_from_the_first_run_s_answers(tmp_path
         {(c["test_id"], c["repeat"], c["status"], c["response"]) for c in first.cells}
     third = run_now(options(ds, tmp_path / "three", targets_of(mock), repeat=2))
     assert mock.server.requests == 20 and not any(c["cached"] for c in third.cells)  # --cache off: live
+
+
+def test_resume_works_from_another_working_directory(tmp_path, mock_server, monkeypatch):
+    mock = mock_server(answers=ANSWERS)
+    project = tmp_path / "project"
+    project.mkdir()
+    write_dataset(project / "cases.json")
+    monkeypatch.chdir(project)
+    run_now(DatasetRunOptions(dataset="cases.json", targets=targets_of(mock), output_dir=Path("out")))
+    out = project / "out"
+    raw = (out / "results.jsonl").read_bytes().splitlines(keepends=True)
+    (out / "results.jsonl").write_bytes(b"".join(raw[:2]))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    run = prepare(resume_options(out))
+    assert len(run.cells) == 3
+    asyncio.run(execute(run))
+    assert sorted(c["test_id"] for c in lines_of(out)) == sorted(EXPECTED)
