@@ -524,3 +524,16 @@ def test_resume_works_from_another_working_directory(tmp_path, mock_server, monk
     assert len(run.cells) == 3
     asyncio.run(execute(run))
     assert sorted(c["test_id"] for c in lines_of(out)) == sorted(EXPECTED)
+
+
+def test_every_cell_is_on_disk_as_soon_as_it_is_reported(tmp_path, mock_server):
+    mock = mock_server(answers=ANSWERS)
+    out = tmp_path / "out"
+    on_disk = []
+
+    def on_cell(cell):  # called right after the cell is appended: it must already be readable
+        lines, _ = read_results(out / "results.jsonl")
+        on_disk.append(bool(lines) and lines[-1]["run_id"] == cell["run_id"])
+
+    run_now(options(write_dataset(tmp_path / "d.json"), out, targets_of(mock), repeat=2), on_cell=on_cell)
+    assert on_disk == [True] * 10
