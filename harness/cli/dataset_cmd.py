@@ -214,7 +214,7 @@ def dataset(dataset: str | None, providers: str | None, base_url: str | None, co
         judge=judge_choice, save_responses=not no_responses, resume=resume_dir is not None,
         retry_errors=retry_errors)
     try:
-        run = prepare(options)
+        run = prepare(options, require_keys=not dry_run)
     except DatasetError as exc:
         _fail(str(exc))
     except DatasetRunError as exc:

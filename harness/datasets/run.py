@@ -267,7 +267,7 @@ def _restore_options(options: DatasetRunOptions, meta: dict[str, Any], directory
     options.batch_id = options.batch_id or meta.get("batchId")
 
 
-def prepare(options: DatasetRunOptions) -> DatasetRun:
+def prepare(options: DatasetRunOptions, *, require_keys: bool = True) -> DatasetRun:
     """Check everything and plan the cells; nothing is sent. DatasetRunError / DatasetError
     (every problem of the dataset) / MissingCredentialsError-like DatasetRunError on bad input."""
     if options.concurrency < 1:
@@ -301,7 +301,11 @@ def prepare(options: DatasetRunOptions) -> DatasetRun:
         raise DatasetRunError(f"--resume {directory}: {options.dataset} has changed since that run "
                               f"(digest {meta['dataset']['digest']} then, {dataset.digest} now); start a new run")
     missing = missing_credentials(options.targets)
-    if missing:
+    if missing and not require_keys:  # a dry run sends nothing: say what is missing, go on
+        notes_first = [f"note: {t.spec} needs {var} to run (not needed for --dry-run)" for t, var in missing]
+    else:
+        notes_first = []
+    if missing and require_keys:
         lines = "; ".join(f"{t.spec} needs {var}" for t, var in missing)
         raise DatasetRunError(f"missing API keys: {lines} (set the variable, or drop the provider)")
     cases = select_cases(dataset, options.filters, options.limit)
@@ -321,7 +325,7 @@ def prepare(options: DatasetRunOptions) -> DatasetRun:
         index, count = options.shard
         planned = [p for p in planned if p.cell.shard(count) == index - 1]
     previous: dict[str, dict[str, Any]] = {}
-    notes: list[str] = []
+    notes: list[str] = list(notes_first)
     if options.resume:
         previous = latest_by_key(read_results(directory / RESULTS_FILE)[0])
         todo = []
