@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 from harness.providers.base import Provider, classify_sdk_error
+from harness.providers.base import answer_field as _get
 from harness.providers.types import ChatRequest, ChatResponse, Message, ProviderError, ToolCall, Usage, MissingCredentialsError
 
 
@@ -203,13 +204,6 @@ def _messages(messages: list[Message], prompt_caching: bool) -> list[dict[str, A
 
 def _all_tool_results(content: Any) -> bool:
     return isinstance(content, list) and bool(content) and all(b.get("type") == "tool_result" for b in content)
-
-
-def _get(obj: Any, key: str) -> Any:
-    """``obj.key`` of an SDK object, or ``obj[key]`` of the same answer read as JSON."""
-    if isinstance(obj, dict):
-        return obj.get(key)
-    return getattr(obj, key, None)
 
 
 def _parse(message: Any, requested_model: str) -> ChatResponse:

@@ -270,6 +270,14 @@ class Provider:
         await self.aclose()
 
 
+def answer_field(obj: Any, key: str) -> Any:
+    """``obj.key`` of an SDK object, or ``obj[key]`` of the same answer read as JSON (the async
+    calls read answers as dicts, the sync ones get the SDKs' typed objects)."""
+    if isinstance(obj, dict):
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
 def classify_sdk_error(provider: str, exc: Exception, sdk: Any) -> Exception:
     """Map an anthropic/openai SDK exception to :class:`RetryableError` or :class:`ProviderError`.
 

@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from harness.providers.base import Provider, classify_sdk_error
+from harness.providers.base import answer_field as _get
 from harness.providers.types import ChatRequest, ChatResponse, Message, MissingCredentialsError, ProviderError, ToolCall, Usage
 
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
@@ -284,13 +285,6 @@ def parse_arguments(raw: str | None) -> dict[str, Any] | None:
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
-
-
-def _get(obj: Any, key: str) -> Any:
-    """``obj.key`` of an SDK object, or ``obj[key]`` of the same answer read as JSON."""
-    if isinstance(obj, dict):
-        return obj.get(key)
-    return getattr(obj, key, None)
 
 
 def _json_body(raw: Any, provider: str) -> dict[str, Any]:
