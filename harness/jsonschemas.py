@@ -68,7 +68,7 @@ def _describe(error: ValidationError) -> SchemaIssue:
         return SchemaIssue(field_path(path), error.message.replace("Additional properties", "unknown key(s)"))
     # x-error is a schema's own wording for the rule it states with these keywords.
     custom = error.schema.get("x-error") if isinstance(error.schema, dict) else None
-    if custom and error.validator in ("oneOf", "anyOf", "pattern", "additionalProperties"):
+    if custom and error.validator in ("oneOf", "anyOf", "pattern", "additionalProperties", "not"):
         return SchemaIssue(field_path(path), custom)
     return SchemaIssue(field_path(path), error.message)
 

@@ -68,8 +68,8 @@ def test_only_the_cli_talks_to_the_terminal():
         assert {m for m in _importers(lib) if not m.startswith("harness.cli")} == set(), lib
 
 
-def test_the_runner_is_imported_only_by_the_run_command_and_the_plan_not_at_all():
-    assert _importers("harness.runner") == {"harness.cli.run_cmd"}
+def test_the_runner_is_imported_only_by_the_run_command_and_the_fleet_and_the_plan_not_at_all():
+    assert _importers("harness.runner") == {"harness.cli.run_cmd", "harness.fleet.execute"}
     assert not any(n.startswith("harness.runner") for n in IMPORTS["harness.plan"])
 
 
@@ -80,9 +80,10 @@ def test_agents_and_tools_never_see_scenarios_grading_or_results():
             assert not [n for n in names if n.startswith(forbidden)], module
 
 
-def test_processes_start_only_in_the_sandbox_and_two_named_modules():
+def test_processes_start_only_in_the_sandbox_and_three_named_modules():
     starters = _importers("subprocess") | _importers("os.system") | _importers("os.posix_spawn")
-    assert {m for m in starters if not m.startswith("harness.sandbox")} == {"harness.local_model", "harness.doctor"}
+    assert {m for m in starters if not m.startswith("harness.sandbox")} == {
+        "harness.local_model", "harness.doctor", "harness.fleet.processes"}
 
 
 def test_worker_analysis_imports_only_the_standard_library_and_itself():

@@ -20,10 +20,12 @@ dashboard read it like any other batch.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as _dt
 import fnmatch
 import json
 import os
+import random
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -72,6 +74,12 @@ class DatasetRunOptions:
     resume: bool = False  # output_dir holds an earlier run to complete
     retry_errors: bool = False
     batch_id: str | None = None
+    # A fleet profile's num_examples, random_seed, settings and request_delay_ms:
+    sample: int | None = None  # N cases drawn (after --filter and --limit): seeded, or the first N
+    seed: int | None = None
+    settings: dict[str, Any] = field(default_factory=dict)  # temperature, max_tokens, top_p, stop: win over the dataset's
+    pace_s: float = 0.0  # at least this long between two request starts
+    metadata: dict[str, Any] = field(default_factory=dict)  # added to every stored run's metadata
 
 
 @dataclass
@@ -186,6 +194,28 @@ def select_cases(dataset: Dataset, filters: list[str], limit: int | None) -> lis
         raise DatasetRunError(f"--filter {','.join(filters)}: no case of {dataset.name} has that id or category "
                               f"(categories: {', '.join(known)})")
     return cases[:limit] if limit is not None else cases
+
+
+def sample_cases(cases: list[TestCase], count: int | None, seed: int | None) -> list[TestCase]:
+    """``count`` of ``cases`` in their file order: drawn with ``random.Random(seed)`` when a
+    seed is given (the same seed draws the same cases), else the first ``count``."""
+    if count is None or count >= len(cases):
+        return cases
+    if seed is None:
+        return cases[:count]
+    chosen = sorted(random.Random(seed).sample(range(len(cases)), count))
+    return [cases[i] for i in chosen]
+
+
+GENERATION_SETTINGS = ("temperature", "max_tokens", "top_p", "stop")
+
+
+def apply_settings(cases: list[TestCase], settings: dict[str, Any]) -> list[TestCase]:
+    """The cases with ``settings`` (generation settings) in place of their own."""
+    changes = {k: settings[k] for k in GENERATION_SETTINGS if settings.get(k) is not None}
+    if isinstance(changes.get("stop"), str):
+        changes["stop"] = [changes["stop"]]
+    return [dataclasses.replace(c, **changes) for c in cases] if changes else cases
 
 
 def build_request(case: TestCase, target: Target, timeout_s: float) -> ChatRequest:
@@ -309,6 +339,7 @@ def prepare(options: DatasetRunOptions, *, require_keys: bool = True) -> Dataset
         lines = "; ".join(f"{t.spec} needs {var}" for t, var in missing)
         raise DatasetRunError(f"missing API keys: {lines} (set the variable, or drop the provider)")
     cases = select_cases(dataset, options.filters, options.limit)
+    cases = apply_settings(sample_cases(cases, options.sample, options.seed), options.settings)
     batch_id = options.batch_id or (meta or {}).get("batchId") or new_batch_id()
     if directory is None:
         directory = Path("results") / "datasets" / f"{dataset.name}-{batch_id}"
@@ -510,7 +541,9 @@ async def execute(run: DatasetRun, *, on_cell: Callable[[dict[str, Any]], None] 
                   engine: Engine | None = None, control: Any = None) -> DatasetResult:
     """Send the run's cells and append each finished one to results.jsonl. ``control`` (an
     object with ``stopping``/``aborting`` flags, e.g. :class:`harness.control.BatchControl`)
-    is polled to stop early; the cells finished so far are kept."""
+    is polled to stop early; the cells finished so far are kept. A given ``engine`` (a fleet's,
+    shared by several runs) is left open, and this run keeps to its own ``concurrency`` and
+    ``pace_s`` within it."""
     run.output_dir.mkdir(parents=True, exist_ok=True)
     (run.output_dir / META_FILE).write_text(json.dumps(run.meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     judge, judge_skip, _ = resolve_rubric_judge(run)
@@ -518,6 +551,7 @@ async def execute(run: DatasetRun, *, on_cell: Callable[[dict[str, Any]], None] 
     log = ResultsLog(run.output_dir / RESULTS_FILE, keep)
     recorder = CellRecorder(run, log, judge, judge_skip, on_cell)
     opts = run.options
+    owned = engine is None
     engine = engine or Engine(EngineOptions(concurrency=opts.concurrency, provider_limits=opts.provider_limits,
                                             max_attempts=opts.max_attempts, timeout_s=opts.timeout_s,
                                             stream=opts.stream, use_cache=opts.cache == "replay",
@@ -538,7 +572,7 @@ async def execute(run: DatasetRun, *, on_cell: Callable[[dict[str, Any]], None] 
     interrupted = False
     try:
         try:
-            await engine.run(jobs, recorder)
+            await engine.run(jobs, recorder, concurrency=None if owned else opts.concurrency, pace_s=opts.pace_s)
         except asyncio.CancelledError:
             interrupted = True
         interrupted = interrupted or engine.stopping
@@ -546,7 +580,8 @@ async def execute(run: DatasetRun, *, on_cell: Callable[[dict[str, Any]], None] 
         if watcher is not None:
             watcher.cancel()
         log.close()
-        await engine.aclose()
+        if owned:
+            await engine.aclose()
     elapsed = time.monotonic() - started
     return finish(run, interrupted=interrupted, sent=len(jobs), elapsed_s=elapsed)
 
@@ -585,6 +620,7 @@ def run_record(run: DatasetRun, cell: dict[str, Any], cases: dict[str, TestCase]
                                     details=str(a.get("detail") or "")[:500])
                    for a in cell.get("assertions") or []]
     metadata: dict[str, Any] = {
+        **run.options.metadata,
         "dataset": {"name": run.dataset.name, "version": run.dataset.version, "digest": run.dataset.digest},
         "case": {"category": cell.get("category"), "repeat": cell.get("repeat")},
         "target": cell["target"],
@@ -618,9 +654,10 @@ def run_record(run: DatasetRun, cell: dict[str, Any], cases: dict[str, TestCase]
 
 
 def store(result: DatasetResult, client: Any, judge_identity: str = "none",
-          progress: Callable[[int, int], None] | None = None) -> None:
-    """Post every cell of the run, then the batch, to the results store (a re-post of a run
-    already stored is a duplicate, so storing after a resume is safe)."""
+          progress: Callable[[int, int], None] | None = None, *, post_batch: bool = True) -> list[RunRecord]:
+    """Post every cell of the run, then the batch (unless ``post_batch`` is false: a fleet posts
+    one batch for all its runs), to the results store (a re-post of a run already stored is a
+    duplicate, so storing after a resume is safe). Returns the records posted."""
     from harness.results.records import batch_record
 
     run = result.run
@@ -634,6 +671,8 @@ def store(result: DatasetResult, client: Any, judge_identity: str = "none",
             result.store_errors.append(f"{record.run_id}: {type(exc).__name__}: {exc}")
         if progress is not None:
             progress(i, len(records))
+    if not post_batch:
+        return records
     meta = {"kind": "dataset", "dataset": run.meta.get("dataset"), "targets": [t.spec for t in run.targets],
             "outputDir": str(run.output_dir), "interrupted": result.interrupted, "planned": run.planned}
     created = int(time.time() * 1000)
@@ -641,3 +680,4 @@ def store(result: DatasetResult, client: Any, judge_identity: str = "none",
         client.post_batch(batch_record(run.batch_id, records, created, created, meta))
     except Exception as exc:  # noqa: BLE001
         result.store_errors.append(f"batch {run.batch_id}: {type(exc).__name__}: {exc}")
+    return records

@@ -142,6 +142,21 @@ class Outcome:
         return self.response is not None
 
 
+class _Pacer:
+    """Hands out start times at least ``interval_s`` apart, in the order they are asked for."""
+
+    def __init__(self, interval_s: float) -> None:
+        self.interval_s = interval_s
+        self._next = 0.0
+
+    async def turn(self) -> None:
+        now = time.monotonic()
+        start = max(now, self._next)
+        self._next = start + self.interval_s
+        if start > now:
+            await asyncio.sleep(start - now)
+
+
 @dataclass
 class EngineOptions:
     concurrency: int = 8
@@ -259,25 +274,45 @@ class Engine:
             pass
 
     # -- many jobs ------------------------------------------------------------------------------
-    async def run(self, jobs: Iterable[Job], on_outcome: Callable[[Outcome], Awaitable[None] | None]) -> None:
+    async def run(self, jobs: Iterable[Job], on_outcome: Callable[[Outcome], Awaitable[None] | None], *,
+                  concurrency: int | None = None, pace_s: float = 0.0) -> None:
         """Send every job (each target's jobs in the order given) and call ``on_outcome`` with
         each outcome as it comes. Returns when all are done, or after :meth:`stop` when those in
-        flight are; :meth:`abort` cancels those too."""
-        self._global = asyncio.Semaphore(self.options.concurrency)
-        self._stopped = asyncio.Event()
+        flight are; :meth:`abort` cancels those too.
+
+        ``concurrency`` caps this call's requests in flight below the engine's limits, and
+        ``pace_s`` spaces the starts of this call's requests at least that far apart (a fleet
+        profile's ``concurrency`` and ``request_delay_ms``). Several calls may run at once on
+        one engine: they share its global and per-provider limits and its clients."""
+        if self._global is None:
+            self._global = asyncio.Semaphore(self.options.concurrency)
+        if self._stopped is None:
+            self._stopped = asyncio.Event()
         if self._stopping:
             self._stopped.set()
+        if concurrency is not None and concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
         queues: dict[Target, collections.deque[Job]] = {}
         for job in jobs:
             queues.setdefault(job.target, collections.deque()).append(job)
         for target in queues:
             self.provider(target)  # built (and its key checked) before anything is sent
             await self.provider(target).aprepare()
+        pacer = _Pacer(pace_s) if pace_s > 0 else None
+        gate = asyncio.Semaphore(concurrency) if concurrency is not None and len(queues) > 1 else None
 
         async def worker(queue: collections.deque[Job]) -> None:
             while queue and not self._stopping:
                 job = queue.popleft()
-                outcome = await self.request(job)
+                if pacer is not None:
+                    await pacer.turn()
+                    if self._stopping:
+                        return
+                if gate is None:
+                    outcome = await self.request(job)
+                else:
+                    async with gate:
+                        outcome = await self.request(job)
                 if outcome.attempts == 0:
                     return  # stopped before it was sent: not a result
                 result = on_outcome(outcome)
@@ -286,15 +321,15 @@ class Engine:
 
         workers = []
         for target, queue in queues.items():
-            count = min(len(queue), self.limit_for(target.prefix))
+            count = min(len(queue), self.limit_for(target.prefix), concurrency or len(queue))
             workers += [asyncio.ensure_future(worker(queue)) for _ in range(count)]
-        self._tasks = set(workers)
+        self._tasks.update(workers)
         try:
             await asyncio.gather(*workers)
         finally:
             for task in workers:
                 task.cancel()
-            self._tasks = set()
+            self._tasks.difference_update(workers)
 
     def stop(self) -> None:
         """Start nothing new; requests in flight finish (and are reported)."""

@@ -1,0 +1,659 @@
+"""The one fleet executor: plan the cells (repository × provider × profile), run them, keep a
+status file, and write the artifacts.
+
+A run lives in ``<base_dir>/<run_id>/``:
+
+- ``manifest.json``: the normalised manifest the run was started with (resume reads it);
+- ``status.json``: where the run is (state, cells and tests done, pid), rewritten atomically;
+- ``cells.jsonl``: one line per cell as it ends (completed, failed or interrupted);
+- ``<repo_id>/<provider>_<model>/<profile>/``: a cell's own results. A dataset cell is a
+  ``bench dataset`` output directory (``results.jsonl`` appended as each answer is graded,
+  ``results.json``, ``results.csv``, ``summary.json``, and ``responses/``); a suite cell has
+  ``results.jsonl`` (one line per scenario run as it is stored), ``results.json``,
+  ``results.csv`` and ``responses/``;
+- the fleet artifacts of :mod:`harness.fleet.artifacts` at the end.
+
+Dataset cells send their requests through one shared :class:`~harness.engine.Engine` (one
+event loop, one client per provider, one AIMD limit per provider); suite cells run the
+scenario runner in a worker thread. Up to ``parallel_cells`` cells run at once. Killing the
+process loses at most the answers in flight: ``resume`` re-plans the same cells, skips the
+completed ones, and completes the others from their ``results.jsonl``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+import json
+import os
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from harness.fleet.manifest import (DEFAULT_TIMEOUT_S, DatasetLookup, Manifest, ManifestError, Profile, Repository,
+                                    agent_for, find_dataset, parse_manifest, suites_dir_for)
+from harness.providers.registry import Target
+
+MANIFEST_FILE = "manifest.json"
+STATUS_FILE = "status.json"
+CELLS_FILE = "cells.jsonl"
+RESULTS_FILE = "fleet-results.json"
+CELL_RESULTS = "results.jsonl"
+DEFAULT_CONCURRENCY = 32
+DEFAULT_PARALLEL_CELLS = 4
+TERMINAL_STATES = ("completed", "failed", "interrupted")
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def now_iso() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z"
+
+
+def safe_name(text: str) -> str:
+    """``text`` as one path component: runs of other characters become ``-``."""
+    return _UNSAFE.sub("-", text).strip("-.") or "-"
+
+
+def write_json_atomic(path: Path, data: Any, *, indent: int | None = 2) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=indent, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+# --------------------------------------------------------------------------- planning
+
+
+@dataclass
+class FleetCell:
+    """One repository × provider × profile, and the tests it plans."""
+
+    repo: Repository
+    target: Target
+    profile: Profile
+    lookup: DatasetLookup | None = None  # dataset profiles
+    planned: list[tuple[str, str]] = field(default_factory=list)  # (test key, category)
+    problem: str | None = None  # why it cannot run (found while planning)
+
+    @property
+    def key(self) -> str:
+        return f"{self.repo.repo_id}|{self.target.spec}|{self.profile.name}"
+
+    @property
+    def relative_dir(self) -> str:
+        return f"{self.repo.repo_id}/{safe_name(self.target.prefix)}_{safe_name(self.target.model)}/{self.profile.name}"
+
+    @property
+    def kind(self) -> str:
+        return self.profile.kind
+
+    @property
+    def source(self) -> str:
+        if self.kind == "suite":
+            return f"suite {self.profile.suite}"
+        if self.lookup is None or self.lookup.ref is None:
+            return f"{self.profile.dataset} (not found)"
+        return f"{self.lookup.ref} (built-in)" if self.lookup.builtin else self.lookup.ref
+
+
+@dataclass
+class FleetPlan:
+    manifest: Manifest
+    cells: list[FleetCell]
+    problems: list[str] = field(default_factory=list)  # what stops the fleet from running
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def planned_tests(self) -> int:
+        return sum(len(c.planned) for c in self.cells)
+
+
+class _Datasets:
+    """Datasets loaded once per file however many cells use them."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[str, Any] = {}
+
+    def get(self, ref: str) -> Any:
+        if ref not in self._loaded:
+            from harness.datasets.format import load_dataset
+
+            self._loaded[ref] = load_dataset(ref)
+        return self._loaded[ref]
+
+
+def resolve_repository(repo: Repository, *, clone: bool = True) -> tuple[Repository, str | None]:
+    """The repository with a local path (a ``git_url`` alone is cloned, shallowly, into the
+    cache), or the problem that leaves it without one."""
+    if repo.path is not None:
+        if not repo.path.is_dir():
+            return repo, f"{repo.path} is not a directory"
+        return repo, None
+    if not clone:
+        return repo, None
+    from harness.fleet.processes import CloneError
+    from harness.fleet.processes import clone as git_clone
+
+    try:
+        return replace(repo, path=git_clone(repo.git_url or "")), None
+    except CloneError as exc:
+        return repo, str(exc)
+
+
+def plan_fleet(manifest: Manifest, *, clone: bool = True) -> FleetPlan:
+    """Every cell of the manifest, in manifest order (repository, then provider, then profile),
+    with the dataset each dataset profile resolves to in its repository and the tests it plans.
+    Problems (a repository that is not there, a dataset not found, a suite unknown) are
+    collected, each naming the repository and profile, not raised."""
+    from harness.datasets.format import DatasetError, builtin_datasets
+    from harness.datasets.run import apply_settings, sample_cases
+
+    plan = FleetPlan(manifest, [])
+    builtins = {b.name for b in builtin_datasets()}
+    datasets = _Datasets()
+    suites: dict[tuple[str, str, tuple[str, ...]], Any] = {}
+    for i, repo in enumerate(manifest.repositories):
+        repo, problem = resolve_repository(repo, clone=clone)
+        manifest.repositories[i] = repo
+        if problem:
+            plan.problems.append(f"repositories[{i}] ({repo.repo_id}): {problem}")
+        for name in repo.profiles:
+            profile = manifest.profiles[name]
+            lookup = None
+            planned: list[tuple[str, str]] = []
+            cell_problem = problem
+            if profile.kind == "dataset" and not problem:
+                lookup = find_dataset(repo.path, profile.dataset or name, manifest.root, builtins)
+                if lookup.ref is None:
+                    cell_problem = (f"dataset {profile.dataset!r} of profile {name!r} not found for repository "
+                                    f"{repo.repo_id}; looked in: " + "; ".join(lookup.looked))
+                else:
+                    try:
+                        dataset = datasets.get(lookup.ref)
+                    except DatasetError as exc:
+                        cell_problem = f"profile {name!r}, repository {repo.repo_id}: {exc}"
+                    else:
+                        cases = apply_settings(sample_cases(list(dataset.cases), profile.num_examples,
+                                                            manifest.random_seed), profile.settings)
+                        planned = [(f"{c.id}#{r}", c.category) for c in cases for r in range(c.repeat)]
+            elif profile.kind == "suite" and not problem:
+                key = (str(suites_dir_for(repo)), profile.suite or "", profile.scenarios)
+                if key not in suites:
+                    suites[key] = _suite_tests(repo, profile)
+                found = suites[key]
+                if isinstance(found, str):
+                    cell_problem = f"profile {name!r}, repository {repo.repo_id}: {found}"
+                else:
+                    planned = [(f"{s}#{profile.tier}#{it}", profile.suite or "") for s in found
+                               for it in range(profile.iterations)]
+            if cell_problem and cell_problem != problem:
+                plan.problems.append(cell_problem)
+            for target in manifest.targets:
+                plan.cells.append(FleetCell(repo, target, profile, lookup, list(planned), cell_problem))
+    return plan
+
+
+def _suite_tests(repo: Repository, profile: Profile) -> list[str] | str:
+    """The scenario names a suite profile runs in ``repo`` (checked for the tier), or why not."""
+    from harness.plan import PlanError, select_scenarios
+    from harness.scenarios import ScenarioError, available_tiers
+
+    try:
+        scenarios = select_scenarios(suites_dir_for(repo), [profile.suite or ""], list(profile.scenarios))
+    except (PlanError, ScenarioError) as exc:
+        return str(exc)
+    for scenario in scenarios:
+        tiers = available_tiers(scenario)
+        if not any(t == profile.tier or t.split("-")[0] == profile.tier for t in tiers):
+            return f"scenario {scenario.suite}/{scenario.name} has no tier {profile.tier} (it has {', '.join(tiers)})"
+    return [s.name for s in scenarios]
+
+
+def credential_notes(manifest: Manifest) -> list[str]:
+    from harness.providers.registry import missing_credentials
+
+    return [f"{t.spec} needs {var}" for t, var in missing_credentials(manifest.targets)]
+
+
+def estimate(plan: FleetPlan) -> dict[str, Any]:
+    """Requests (dataset cells) and scenario runs (suite cells), with an upper cost estimate per
+    provider for the requests (input ~ 4 characters a token, output at max_tokens). Scenario
+    runs have no estimate: how many calls an agent makes is not known before it runs."""
+    from harness.datasets.run import DEFAULT_MAX_TOKENS, _price_key, apply_settings, sample_cases
+    from harness.pricing import price_for
+    from harness.providers import Usage
+
+    datasets = _Datasets()
+    tokens: dict[tuple[str, str], tuple[int, int, int]] = {}
+    providers: dict[str, dict[str, Any]] = {}
+    for cell in plan.cells:
+        row = providers.setdefault(cell.target.spec, {"requests": 0, "scenarioRuns": 0, "maxCostUsd": 0.0,
+                                                      "tokensIn": 0, "maxTokensOut": 0})
+        if cell.problem:
+            continue
+        if cell.kind == "suite":
+            row["scenarioRuns"] += len(cell.planned)
+            continue
+        key = (cell.lookup.ref if cell.lookup else "", cell.profile.name)
+        if key not in tokens:
+            cases = apply_settings(sample_cases(list(datasets.get(key[0]).cases), cell.profile.num_examples,
+                                                plan.manifest.random_seed), cell.profile.settings)
+            tokens[key] = (sum(c.repeat for c in cases),
+                           sum(((len(c.prompt) + len(c.system or "")) // 4 + 8) * c.repeat for c in cases),
+                           sum((c.max_tokens or DEFAULT_MAX_TOKENS) * c.repeat for c in cases))
+        requests, tin, tout = tokens[key]
+        row["requests"] += requests
+        row["tokensIn"] += tin
+        row["maxTokensOut"] += tout
+    for spec, row in providers.items():
+        target = next(t for t in plan.manifest.targets if t.spec == spec)
+        price = price_for(*_price_key(target))
+        row["maxCostUsd"] = (price.cost(Usage(input_tokens=row["tokensIn"], output_tokens=row["maxTokensOut"]))
+                             if price else None)
+    known = [r["maxCostUsd"] for r in providers.values()]
+    return {"cells": len(plan.cells), "requests": sum(r["requests"] for r in providers.values()),
+            "scenarioRuns": sum(r["scenarioRuns"] for r in providers.values()),
+            "maxCostUsd": None if any(c is None for c in known) else round(sum(known), 6),
+            "providers": providers}
+
+
+# --------------------------------------------------------------------------- run directories
+
+
+def write_status(run_dir: Path, /, **fields: Any) -> dict[str, Any]:
+    """Merge ``fields`` into ``status.json`` (written whole, atomically) and return it."""
+    path = run_dir / STATUS_FILE
+    try:
+        status = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        status = {}
+    status.update(fields)
+    status["updated_at"] = now_iso()
+    write_json_atomic(path, status)
+    return status
+
+
+def read_cells_log(run_dir: Path) -> dict[str, dict[str, Any]]:
+    """The last line of every cell in ``cells.jsonl`` (a torn last line is ignored)."""
+    out: dict[str, dict[str, Any]] = {}
+    path = run_dir / CELLS_FILE
+    if not path.exists():
+        return out
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        out[entry["key"]] = entry
+    return out
+
+
+def load_run_manifest(run_dir: Path) -> tuple[Manifest, dict[str, Any]]:
+    """The manifest a run was started with, and the rest of its ``manifest.json``."""
+    path = run_dir / MANIFEST_FILE
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ManifestError(str(path), ["no such file (not a fleet run directory)"]) from None
+    except ValueError as exc:
+        raise ManifestError(str(path), [f"not JSON: {exc}"]) from None
+    manifest = parse_manifest(saved["manifest"], source=saved.get("source", str(path)), root=Path(saved["root"]))
+    return manifest, saved
+
+
+# --------------------------------------------------------------------------- running
+
+
+def _dataset_test(line: dict[str, Any]) -> dict[str, Any]:
+    status = line.get("status")
+    if status == "passed":
+        outcome = "succeeded"
+    elif status == "ungraded":
+        outcome = "skipped"
+    elif status == "error" and line.get("error_kind") == "timeout":
+        outcome = "timeout"
+    else:
+        outcome = "failed"
+    return {"key": f"{line['test_id']}#{line['repeat']}", "category": line.get("category") or "uncategorized",
+            "outcome": outcome, "error": status == "error", "duration_ms": line.get("duration_ms"),
+            "tokens": int(line.get("tokens_in") or 0) + int(line.get("tokens_out") or 0),
+            "cost_usd": line.get("cost_usd")}
+
+
+def _suite_test(line: dict[str, Any]) -> dict[str, Any]:
+    if line.get("is_successful"):
+        outcome = "succeeded"
+    elif line.get("status") == "timeout":
+        outcome = "timeout"
+    else:
+        outcome = "failed"
+    return {"key": f"{line['scenario']}#{line['tier_asked']}#{line['iteration']}", "category": line.get("suite") or "",
+            "outcome": outcome, "error": line.get("status") == "error", "duration_ms": line.get("duration_ms"),
+            "tokens": int(line.get("tokens_in") or 0) + int(line.get("tokens_out") or 0),
+            "cost_usd": line.get("cost_usd")}
+
+
+def cell_tests(cell: FleetCell, run_dir: Path) -> list[dict[str, Any]]:
+    """The tests a cell has recorded (the last line of each), planned ones only, then a
+    ``skipped`` test for every planned one with no line."""
+    from harness.datasets.run import read_results
+
+    lines, _ = read_results(run_dir / cell.relative_dir / CELL_RESULTS)
+    convert = _suite_test if cell.kind == "suite" else _dataset_test
+    found: dict[str, dict[str, Any]] = {}
+    for line in lines:
+        try:
+            test = convert(line)
+        except KeyError:
+            continue
+        found[test["key"]] = test
+    out = []
+    for key, category in cell.planned:
+        test = found.get(key) or {"key": key, "category": category, "outcome": "skipped", "error": False,
+                                  "duration_ms": None, "tokens": 0, "cost_usd": None}
+        out.append({**test, "repo_id": cell.repo.repo_id, "provider": cell.target.spec, "profile": cell.profile.name})
+    return out
+
+
+@dataclass
+class CellResult:
+    cell: FleetCell
+    state: str  # completed | failed | interrupted
+    error: str | None = None
+    tests: int = 0
+    errors: int = 0
+
+
+class FleetExecution:
+    """Runs a prepared fleet directory; see the module docstring."""
+
+    def __init__(self, run_dir: Path, plan: FleetPlan, run_id: str, *, client: Any = None,
+                 control: Any = None, concurrency: int = DEFAULT_CONCURRENCY,
+                 parallel_cells: int = DEFAULT_PARALLEL_CELLS,
+                 on_event: Callable[[str, dict[str, Any]], None] | None = None) -> None:
+        from harness.control import BatchControl
+
+        self.run_dir = run_dir
+        self.plan = plan
+        self.manifest = plan.manifest
+        self.run_id = run_id
+        self.client = client
+        self.control = control or BatchControl()
+        self.concurrency = concurrency
+        self.parallel_cells = max(1, parallel_cells)
+        self.on_event = on_event
+        self.done_log = read_cells_log(run_dir)
+        self.failed: CellResult | None = None
+        self.tests_done = 0
+        self.cells_done = 0
+        self._last_status = 0.0
+        self.started = time.monotonic()
+
+    # -- events and status --------------------------------------------------------------------
+    def _event(self, kind: str, **data: Any) -> None:
+        if self.on_event is not None:
+            self.on_event(kind, data)
+
+    def _status(self, force: bool = False, **fields: Any) -> None:
+        now = time.monotonic()
+        if not force and now - self._last_status < 1.0:
+            return
+        self._last_status = now
+        write_status(self.run_dir, cells_done=self.cells_done, tests_done=self.tests_done, **fields)
+
+    def _test_done(self, _line: dict[str, Any]) -> None:
+        self.tests_done += 1
+        self._event("test", line=_line)
+        self._status()
+
+    def _metadata(self, cell: FleetCell) -> dict[str, Any]:
+        meta: dict[str, Any] = {"fleet": {"runId": self.run_id, "fleetId": self.manifest.fleet_id,
+                                          "repoId": cell.repo.repo_id, "profile": cell.profile.name,
+                                          "adapter": cell.repo.adapter}}
+        if cell.repo.metadata:
+            meta["fleet"]["repoMetadata"] = cell.repo.metadata
+        if self.manifest.custom:
+            meta["fleet"]["custom"] = self.manifest.custom
+        return meta
+
+    # -- one cell ---------------------------------------------------------------------------------
+    async def _dataset_cell(self, cell: FleetCell, engine: Any) -> CellResult:
+        from harness.datasets.run import DatasetRunOptions, execute, prepare, store
+
+        directory = self.run_dir / cell.relative_dir
+        profile = cell.profile
+        resuming = (directory / "run.json").is_file()
+        options = DatasetRunOptions(
+            dataset=cell.lookup.ref if cell.lookup else None, targets=[cell.target], output_dir=directory,
+            concurrency=profile.concurrency,
+            timeout_s=self.manifest.test_timeout_s or DEFAULT_TIMEOUT_S,
+            max_attempts=self.manifest.max_attempts, save_responses=self.manifest.save_responses,
+            resume=resuming, retry_errors=resuming, batch_id=self.run_id,
+            sample=profile.num_examples, seed=self.manifest.random_seed, settings=profile.settings,
+            pace_s=profile.request_delay_ms / 1000.0, metadata=self._metadata(cell))
+        run = prepare(options)
+        result = await execute(run, on_cell=self._test_done, engine=engine, control=self.control)
+        if self.manifest.save_responses:
+            _write_dataset_responses(directory, result.cells)
+        if self.client is not None:
+            await asyncio.to_thread(store, result, self.client, "none", None, post_batch=False)
+        errors = sum(1 for c in result.cells if c.get("status") == "error")
+        if result.interrupted:
+            return CellResult(cell, "interrupted", tests=len(result.cells), errors=errors)
+        if result.store_errors:
+            return CellResult(cell, "failed", f"not stored: {result.store_errors[0]}", len(result.cells), errors)
+        if errors:
+            first = next(c for c in result.cells if c.get("status") == "error")
+            return CellResult(cell, "failed", f"{errors} request(s) failed; first: {first.get('test_id')}: "
+                                              f"{first.get('error')}", len(result.cells), errors)
+        return CellResult(cell, "completed", tests=len(result.cells))
+
+    def _suite_cell(self, cell: FleetCell) -> CellResult:
+        """Run a suite cell with the scenario runner (called in a worker thread)."""
+        from harness.plan import AgentChoice, build_plan, select_scenarios
+        from harness.runner import RunOptions, prepare_plan, run_plan
+
+        directory = self.run_dir / cell.relative_dir
+        directory.mkdir(parents=True, exist_ok=True)
+        log_path = directory / CELL_RESULTS
+        from harness.datasets.run import ResultsLog, read_results
+
+        previous, keep = read_results(log_path)
+        done = {(p["scenario"], p["tier_asked"], p["iteration"]) for p in previous if p.get("status") != "error"}
+        profile = cell.profile
+        scenarios = select_scenarios(suites_dir_for(cell.repo), [profile.suite or ""], list(profile.scenarios))
+        agent, agent_options = agent_for(cell.target)
+        if "temperature" in profile.settings:
+            agent_options["temperature"] = profile.settings["temperature"]
+        plan = build_plan(scenarios, [profile.tier], [AgentChoice(agent, cell.target.model)], profile.iterations,
+                          self.run_id)
+        for group in plan.groups:
+            group.iterations = [i for i in group.iterations
+                                if (group.scenario.name, profile.tier, i) not in done]
+        timeout_minutes = self.manifest.test_timeout_s / 60.0 if self.manifest.test_timeout_s else None
+        options = RunOptions(agent=agent, model=cell.target.model, metadata=self._metadata(cell),
+                             agent_options=agent_options, timeout_minutes=timeout_minutes, control=self.control)
+        kind = prepare_plan(plan, options, None)
+        log = ResultsLog(log_path, keep)
+
+        def progress(event: Any) -> None:
+            if event.stage != "done" or event.record is None:
+                return
+            record = event.record
+            telemetry = record.telemetry
+            line = {"scenario": record.scenario, "suite": record.suite, "tier": record.tier,
+                    "tier_asked": profile.tier, "iteration": event.iteration, "run_id": record.run_id,
+                    "status": record.status, "is_successful": bool(record.is_successful),
+                    "score": record.total_score, "failure_class": record.failure_class,
+                    "duration_ms": round(telemetry.duration_ms, 2) if telemetry else None,
+                    "tokens_in": telemetry.tokens_in if telemetry else 0,
+                    "tokens_out": telemetry.tokens_out if telemetry else 0,
+                    "cost_usd": telemetry.cost_usd if telemetry else None,
+                    "agent": record.agent, "model": record.model, "finished_at": now_iso()}
+            if self.manifest.save_responses:
+                answer = next((m.get("content") for m in reversed(record.transcript or [])
+                               if isinstance(m, dict) and m.get("role") == "assistant"
+                               and isinstance(m.get("content"), str)), None)
+                line["response"] = answer
+                line["evaluations"] = [{"name": e.evaluator_name, "score": e.score, "status": e.status,
+                                        "details": e.details} for e in record.evaluations]
+            log.append(line)
+            self._test_done(line)
+
+        try:
+            outcome = run_plan(plan, replace(options, sandbox=kind), self.client, progress)
+        finally:
+            log.close()
+        lines, _ = read_results(log_path)
+        _write_suite_outputs(directory, lines, self.manifest.save_responses)
+        tests = cell_tests(cell, self.run_dir)
+        errors = sum(1 for t in tests if t["error"])
+        if outcome.interrupted:
+            return CellResult(cell, "interrupted", tests=len(tests), errors=errors)
+        if outcome.preflight_error:
+            return CellResult(cell, "failed", outcome.preflight_error, len(tests), errors)
+        if errors:
+            return CellResult(cell, "failed", f"{errors} scenario run(s) ended in error", len(tests), errors)
+        return CellResult(cell, "completed", tests=len(tests))
+
+    async def _run_cell(self, cell: FleetCell, engine: Any) -> CellResult:
+        self._event("cell-start", cell=cell)
+        if cell.problem:
+            return CellResult(cell, "failed", cell.problem)
+        try:
+            if cell.kind == "suite":
+                return await asyncio.to_thread(self._suite_cell, cell)
+            return await self._dataset_cell(cell, engine)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - recorded as the cell's failure
+            return CellResult(cell, "failed", f"{type(exc).__name__}: {exc}")
+
+    def _record(self, result: CellResult) -> None:
+        entry = {"key": result.cell.key, "state": result.state, "error": result.error, "tests": result.tests,
+                 "errors": result.errors, "finished_at": now_iso()}
+        with open(self.run_dir / CELLS_FILE, "a", encoding="utf-8") as f:
+            f.write(json.dumps(entry, sort_keys=True) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        self.done_log[result.cell.key] = entry
+
+    # -- the fleet --------------------------------------------------------------------------------
+    async def run(self) -> dict[str, Any]:
+        """Run every cell not completed yet, then write the artifacts; the fleet results."""
+        from harness.engine import Engine, EngineOptions
+
+        todo = [c for c in self.plan.cells if self.done_log.get(c.key, {}).get("state") != "completed"]
+        self.cells_done = len(self.plan.cells) - len(todo)
+        self._status(True, state="running", pid=os.getpid(), cells_total=len(self.plan.cells),
+                     tests_total=self.plan.planned_tests)
+        self._event("start", todo=len(todo), total=len(self.plan.cells))
+        engine = Engine(EngineOptions(concurrency=self.concurrency, max_attempts=self.manifest.max_attempts,
+                                      timeout_s=self.manifest.test_timeout_s or DEFAULT_TIMEOUT_S))
+        queue = list(todo)
+        queue.reverse()
+
+        async def worker() -> None:
+            while queue and not self.control.stopping:
+                cell = queue.pop()
+                result = await self._run_cell(cell, engine)
+                if result.state != "interrupted":
+                    self._record(result)
+                    self.cells_done += 1
+                self._event("cell-done", result=result)
+                self._status(True)
+                if result.state == "failed" and not self.manifest.continue_on_failure and self.failed is None:
+                    self.failed = result
+                    self.control.interrupt()
+                    engine.stop()
+
+        try:
+            await asyncio.gather(*(worker() for _ in range(min(self.parallel_cells, len(todo)) or 1)))
+        finally:
+            await engine.aclose()
+        state = "completed"
+        reason = None
+        if self.failed is not None:
+            state = "failed"
+            reason = (f"stopped at the first failed cell ({self.failed.cell.key}: {self.failed.error}); "
+                      "continue_on_failure is false")
+        elif self.control.stopping:
+            state = "interrupted"
+            reason = "interrupted; bench fleet resume RUN_ID completes it"
+        elif any(self.done_log.get(c.key, {}).get("state") == "failed" for c in self.plan.cells):
+            state = "failed"
+            failed = sum(1 for c in self.plan.cells if self.done_log.get(c.key, {}).get("state") == "failed")
+            reason = f"{failed} cell(s) failed (continue_on_failure is true: the others ran)"
+        results = self.finish(state, reason)
+        if self.client is not None:
+            await asyncio.to_thread(self._post_batch, results)
+        self._status(True, state=state, stopped_reason=reason, completed_at=results.get("completed_at"))
+        self._event("finish", state=state, reason=reason, results=results)
+        return results
+
+    def finish(self, state: str, reason: str | None) -> dict[str, Any]:
+        from harness.fleet.artifacts import build_results, write_artifacts
+
+        status = json.loads((self.run_dir / STATUS_FILE).read_text(encoding="utf-8"))
+        results = build_results(self.plan, self.run_dir, self.run_id, self.done_log, state=state, reason=reason,
+                                started_at=status.get("started_at"), completed_at=now_iso())
+        write_artifacts(self.manifest, self.run_dir, results)
+        return results
+
+    def _post_batch(self, results: dict[str, Any]) -> None:
+        from harness.results.records import batch_record
+
+        meta = {"kind": "fleet", "fleetId": self.manifest.fleet_id, "runId": self.run_id,
+                "manifestHash": self.manifest.hash, "description": self.manifest.description,
+                "state": results["state"], "outputDir": str(self.run_dir),
+                "repositories": [r.repo_id for r in self.manifest.repositories],
+                "providers": [t.spec for t in self.manifest.targets],
+                "profiles": sorted(self.manifest.profiles)}
+        if self.manifest.custom:
+            meta["custom"] = self.manifest.custom
+        now = int(time.time() * 1000)
+        try:
+            self.client.post_batch(batch_record(self.run_id, [], now, now, meta))
+        except Exception as exc:  # noqa: BLE001 - the runs are stored; said in the results
+            results.setdefault("store_errors", []).append(f"batch {self.run_id}: {type(exc).__name__}: {exc}")
+
+
+def _write_dataset_responses(directory: Path, cells: list[dict[str, Any]]) -> None:
+    out = directory / "responses"
+    out.mkdir(exist_ok=True)
+    for cell in cells:
+        name = f"{safe_name(str(cell['test_id']))}.r{cell['repeat']}.json"
+        data = {k: cell.get(k) for k in ("test_id", "category", "target", "repeat", "status", "score", "response",
+                                         "assertions", "error", "duration_ms", "run_id")}
+        write_json_atomic(out / name, data)
+
+
+_SUITE_COLUMNS = ("scenario", "suite", "tier", "iteration", "status", "is_successful", "score", "duration_ms",
+                  "tokens_in", "tokens_out", "cost_usd", "failure_class", "agent", "model", "run_id")
+
+
+def _write_suite_outputs(directory: Path, lines: list[dict[str, Any]], save_responses: bool) -> None:
+    import csv
+
+    latest: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for line in lines:
+        latest[(line["scenario"], line["tier_asked"], line["iteration"])] = line
+    runs = [latest[k] for k in sorted(latest, key=lambda k: (k[0], k[1], k[2]))]
+    write_json_atomic(directory / "results.json", {"runs": [{k: r.get(k) for k in _SUITE_COLUMNS} for r in runs]})
+    tmp = directory / ".results.csv.tmp"
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(_SUITE_COLUMNS)
+        for r in runs:
+            writer.writerow(["" if r.get(k) is None else r.get(k) for k in _SUITE_COLUMNS])
+    os.replace(tmp, directory / "results.csv")
+    if save_responses:
+        out = directory / "responses"
+        out.mkdir(exist_ok=True)
+        for r in runs:
+            name = f"{safe_name(r['scenario'])}.{safe_name(r['tier_asked'])}.i{r['iteration']}.json"
+            write_json_atomic(out / name, {k: r.get(k) for k in ("scenario", "tier", "iteration", "status", "score",
+                                                                  "response", "evaluations", "run_id")})

@@ -1,0 +1,129 @@
+"""The fleet's numbers: the 19 summary metrics and the provider, repository, category and cell
+breakdowns, all computed from the list of every test of the fleet (docs/fleets.md has the
+formulas).
+
+A *test* is one graded answer: a dataset case at one repeat, or one scenario run. Its
+``outcome`` is ``succeeded`` (passed), ``failed`` (graded below its threshold, or an error
+other than a timeout), ``timeout`` (the request or the run ran out of time) or ``skipped``
+(planned but not run: its cell was never started because the fleet stopped, or the answer
+could not be graded). Rates are over every test (``total_succeeded / total_tests``, as the
+original defined them) with a Wilson 95% interval; durations are percentiles over the
+durations of every test that ran (never averages of averages); a cost no price is known for
+makes the total unknown (``None``) rather than zero, and is counted in ``cost_unknown_tests``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from worker.analysis.stats import percentile, wilson_interval
+
+OUTCOMES = ("succeeded", "failed", "timeout", "skipped")
+
+# The 19 metrics of the fleet summary, in the order of csv/fleet-summary.csv.
+SUMMARY_METRICS = (
+    "total_repositories", "total_tests", "total_succeeded", "total_failed", "total_timeout", "total_skipped",
+    "success_rate", "avg_duration_ms", "p50_duration_ms", "p95_duration_ms", "p99_duration_ms",
+    "min_duration_ms", "max_duration_ms", "total_tokens", "avg_tokens_per_request", "total_cost",
+    "avg_cost_per_repository", "avg_tests_per_repository", "total_duration_ms",
+)
+
+
+def _round(value: float | None, digits: int = 3) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def _counts(tests: list[dict[str, Any]]) -> dict[str, Any]:
+    counts = {o: 0 for o in OUTCOMES}
+    for t in tests:
+        counts[t["outcome"]] += 1
+    n = len(tests)
+    low, high = wilson_interval(counts["succeeded"], n) if n else (None, None)
+    return {
+        "total_tests": n,
+        "total_succeeded": counts["succeeded"], "total_failed": counts["failed"],
+        "total_timeout": counts["timeout"], "total_skipped": counts["skipped"],
+        "success_rate": _round(counts["succeeded"] / n, 6) if n else None,
+        "success_rate_low": _round(low, 6), "success_rate_high": _round(high, 6),
+    }
+
+
+def _durations(tests: list[dict[str, Any]], *, full: bool) -> dict[str, Any]:
+    values = [float(t["duration_ms"]) for t in tests if t["outcome"] != "skipped" and t.get("duration_ms") is not None]
+    out: dict[str, Any] = {
+        "avg_duration_ms": _round(sum(values) / len(values)) if values else None,
+        "p50_duration_ms": _round(percentile(values, 50)),
+        "p95_duration_ms": _round(percentile(values, 95)),
+    }
+    if full:
+        out.update({"p99_duration_ms": _round(percentile(values, 99)),
+                    "min_duration_ms": _round(min(values)) if values else None,
+                    "max_duration_ms": _round(max(values)) if values else None})
+    return out
+
+
+def _usage(tests: list[dict[str, Any]]) -> dict[str, Any]:
+    ran = [t for t in tests if t["outcome"] != "skipped"]
+    unknown = sum(1 for t in ran if t.get("cost_usd") is None)
+    cost = sum(float(t.get("cost_usd") or 0.0) for t in ran)
+    return {"total_tokens": sum(int(t.get("tokens") or 0) for t in ran),
+            "total_cost": None if unknown else round(cost, 8), "cost_unknown_tests": unknown}
+
+
+def block(tests: list[dict[str, Any]], *, full: bool = False) -> dict[str, Any]:
+    """Counts, rate with interval, durations, tokens and cost of ``tests``."""
+    return {**_counts(tests), **_durations(tests, full=full), **_usage(tests)}
+
+
+def summary(tests: list[dict[str, Any]], repositories: int, total_duration_ms: float | None) -> dict[str, Any]:
+    """The fleet summary: the 19 metrics (plus the interval and ``cost_unknown_tests``)."""
+    out = block(tests, full=True)
+    n = out["total_tests"]
+    ran = n - out["total_skipped"]
+    out["total_repositories"] = repositories
+    out["avg_tokens_per_request"] = _round(out["total_tokens"] / ran) if ran else None
+    out["avg_cost_per_repository"] = (None if out["total_cost"] is None or not repositories
+                                      else round(out["total_cost"] / repositories, 8))
+    out["avg_tests_per_repository"] = _round(n / repositories) if repositories else None
+    out["total_duration_ms"] = None if total_duration_ms is None else int(round(total_duration_ms))
+    ordered = {k: out[k] for k in SUMMARY_METRICS}
+    ordered.update({k: out[k] for k in ("success_rate_low", "success_rate_high", "cost_unknown_tests")})
+    return ordered
+
+
+def _group(tests: Iterable[dict[str, Any]], key: str) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for t in tests:
+        out.setdefault(t[key], []).append(t)
+    return out
+
+
+def by_provider(tests: list[dict[str, Any]], providers: list[str]) -> list[dict[str, Any]]:
+    """One row per provider, in manifest order: repositories it ran on, counts, rate, tokens, cost."""
+    groups = _group(tests, "provider")
+    rows = []
+    for provider in providers:
+        mine = groups.get(provider, [])
+        rows.append({"provider": provider,
+                     "repository_count": len({t["repo_id"] for t in mine}),
+                     **block(mine)})
+    return rows
+
+
+def by_repository(tests: list[dict[str, Any]], repositories: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per repository (``repositories``: dicts with repo_id, adapter, source), in order."""
+    groups = _group(tests, "repo_id")
+    return [{**repo, **block(groups.get(repo["repo_id"], []), full=True)} for repo in repositories]
+
+
+def by_category(tests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per category, sorted by name: counts, rate with interval, mean duration."""
+    rows = []
+    for category, mine in sorted(_group(tests, "category").items()):
+        b = block(mine)
+        rows.append({"category": category,
+                     **{k: b[k] for k in ("total_tests", "total_succeeded", "total_failed", "total_timeout",
+                                          "total_skipped", "success_rate", "success_rate_low", "success_rate_high",
+                                          "avg_duration_ms")}})
+    return rows
