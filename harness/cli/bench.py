@@ -29,6 +29,7 @@ _COMMAND_MODULES = (
     ("harness.cli.stress_cmd", "stress"),
     ("harness.cli.dataset_cmd", "dataset"),
     ("harness.cli.dataset_cmd", "datasets"),
+    ("harness.cli.fleet_cmd", "fleet"),
     ("harness.cli.analysis_cmd", "compare"),
     ("harness.cli.analysis_cmd", "leaderboard"),
     ("harness.cli.analysis_cmd", "regressions"),

@@ -383,9 +383,15 @@ def find_dataset(repo_path: Path | None, name: str, root: Path, builtins: set[st
             candidates.append(beside)
     looked: list[str] = []
     for candidate in candidates:
-        looked.append(str(candidate))
         if candidate.is_file():
-            return DatasetLookup(str(candidate), tuple(looked))
+            return DatasetLookup(str(candidate), tuple(looked + [str(candidate)]))
+        shown = str(candidate)
+        for suffix in DATASET_SUFFIXES:  # one entry per place: dir/name.{json,yaml,...}
+            if shown.endswith(f"{name}{suffix}") and Path(name).suffix.lower() not in DATASET_SUFFIXES:
+                shown = shown[: -len(suffix)] + ".{" + ",".join(s.lstrip(".") for s in DATASET_SUFFIXES) + "}"
+                break
+        if shown not in looked:
+            looked.append(shown)
     if os.path.isabs(name):
         return DatasetLookup(None, tuple(looked))
     bare = name
