@@ -160,6 +160,7 @@ def plan_fleet(manifest: Manifest, *, clone: bool = True) -> FleetPlan:
         manifest.repositories[i] = repo
         if problem:
             plan.problems.append(f"repositories[{i}] ({repo.repo_id}): {problem}")
+        resolved: list[tuple[Profile, DatasetLookup | None, list[tuple[str, str]], str | None]] = []
         for name in repo.profiles:
             profile = manifest.profiles[name]
             lookup = None
@@ -191,7 +192,9 @@ def plan_fleet(manifest: Manifest, *, clone: bool = True) -> FleetPlan:
                                for it in range(profile.iterations)]
             if cell_problem and cell_problem != problem:
                 plan.problems.append(cell_problem)
-            for target in manifest.targets:
+            resolved.append((profile, lookup, planned, cell_problem))
+        for target in manifest.targets:
+            for profile, lookup, planned, cell_problem in resolved:
                 plan.cells.append(FleetCell(repo, target, profile, lookup, list(planned), cell_problem))
     return plan
 
