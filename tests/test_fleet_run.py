@@ -1,0 +1,434 @@
+"""Running fleets against the loopback mock model server (benchmarks/mock_llm.py): the artifact
+tree and its CSV headers, the metrics, the executive report, the effect of every manifest
+field, failure handling, resume after SIGKILL, the start/status/wait API, and a mixed fleet
+with a dataset profile and a scenario-suite profile."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness import fleet
+from harness.fleet.manifest import parse_manifest
+from harness.fleet.metrics import SUMMARY_METRICS
+from scenario_builders import make_scenario, use_local_store
+from test_engine import KEY_VARS, stop_mock
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.mock_llm import MockConfig, ThreadedMock  # noqa: E402
+
+BENCH = os.path.join(os.path.dirname(sys.executable), "bench")
+
+ANSWERS = {"Question 1?": "=1", "Question 2?": "=2", "Question 3?": "=3"}
+
+
+def dataset(n: int = 4, name: str = "qa", extra: list | None = None) -> dict:
+    cases = [{"id": f"q{i}", "category": "odd" if i % 2 else "even", "prompt": f"Question {i}?",
+              "assert": [{"type": "contains", "value": f"={i}"}]} for i in range(n)]
+    return {"name": name, "test_cases": cases + (extra or [])}
+
+
+@pytest.fixture(autouse=True)
+def env(tmp_path, monkeypatch):
+    for name in [*KEY_VARS, "ZE_BENCHMARKS_JUDGE_MODEL"]:
+        monkeypatch.delenv(name, raising=False)
+    use_local_store(monkeypatch, tmp_path)
+    return tmp_path
+
+
+@pytest.fixture
+def mock():
+    started: list[ThreadedMock] = []
+
+    def start(**config) -> ThreadedMock:
+        config.setdefault("delay_ms", 5)
+        config.setdefault("answers", ANSWERS)
+        server = ThreadedMock(MockConfig(**config))
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        stop_mock(server)
+
+
+def make_repos(root: Path, names=("a", "b"), data: dict | None = None) -> None:
+    for name in names:
+        (root / name / "datasets").mkdir(parents=True, exist_ok=True)
+        (root / name / "datasets" / "qa.yaml").write_text(yaml.safe_dump(data or dataset()))
+
+
+def manifest_doc(url: str, **extra) -> dict:
+    doc = {"fleet_id": "t", "description": "test fleet",
+           "repositories": [{"repo_id": "a", "path": "a", "metadata": {"team": "x"}},
+                            {"repo_id": "b", "path": "b", "adapter": "generic"}],
+           "providers": [{"provider": "openai-compatible:m1", "base_url": url},
+                         {"provider": "openai-compatible:m2", "base_url": url}],
+           "scenario_profiles": {"qa": {"dataset": "qa", "concurrency": 2}},
+           "output": {"base_dir": "out", "formats": ["json", "yaml", "csv", "html"]},
+           "global_settings": {"custom": {"ticket": "T-1"}}}
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(doc.get(key), dict):
+            doc[key] = {**doc[key], **value}
+        else:
+            doc[key] = value
+    return doc
+
+
+def run_fleet(root: Path, doc: dict, client=None, **options) -> tuple[dict, Path]:
+    manifest = parse_manifest(doc, root=root)
+    results = fleet.run(manifest, client=client, **options)
+    return results, manifest.base_dir / results["run_id"]
+
+
+def lines_of(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+# --------------------------------------------------------------------------- artifacts and metrics
+
+
+def test_artifacts_metrics_report_and_store(tmp_path, mock):
+    from harness.results import open_client
+
+    server = mock()
+    make_repos(tmp_path)
+    client = open_client(db_path=str(tmp_path / "bench.db"))
+    with client:
+        results, run_dir = run_fleet(tmp_path, manifest_doc(server.base_url), client=client)
+        stored = client.list_runs(limit=100, batch_id=results["run_id"])
+        batch = client.get_batch(results["run_id"])
+    assert results["state"] == "completed" and run_dir.parent == tmp_path / "out"
+    assert results["run_id"].startswith("t-") and results["run_id"].endswith(results["manifest_hash"][:8])
+    names = {p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*") if p.is_file()}
+    for expected in ("fleet-results.json", "fleet-results.yaml", "csv/fleet-summary.csv", "csv/repositories.csv",
+                     "csv/providers.csv", "csv/categories.csv", "executive-report.html", "manifest.json",
+                     "status.json", "cells.jsonl"):
+        assert expected in names
+    for repo in ("a", "b"):
+        for model in ("m1", "m2"):
+            cell = f"{repo}/openai-compatible_{model}/qa"
+            for part in ("results.json", "results.csv", "results.jsonl", "responses/q0.r0.json"):
+                assert f"{cell}/{part}" in names
+    with open(run_dir / "csv" / "fleet-summary.csv", newline="") as f:
+        head, row = list(csv.reader(f))
+    assert head[:3] == ["fleet_id", "run_id", "state"] and head[3:22] == list(SUMMARY_METRICS)
+    assert len(SUMMARY_METRICS) == 19
+    for name, first in (("repositories", "repo_id"), ("providers", "provider"), ("categories", "category")):
+        with open(run_dir / "csv" / f"{name}.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+        assert list(rows[0])[0] == first
+    # the metrics, from every test: q1..q3 pass (the mock knows their answer), q0 fails
+    s = results["summary"]
+    assert (s["total_tests"], s["total_succeeded"], s["total_failed"]) == (16, 12, 4)
+    assert s["success_rate"] == 0.75 and s["success_rate_low"] < 0.75 < s["success_rate_high"]
+    assert s["total_repositories"] == 2 and s["avg_tests_per_repository"] == 8
+    durations = sorted(line["duration_ms"] for p in run_dir.rglob("results.jsonl") for line in lines_of(p))
+    assert len(durations) == 16
+    assert s["min_duration_ms"] == pytest.approx(durations[0], abs=0.01)
+    assert s["max_duration_ms"] == pytest.approx(durations[-1], abs=0.01)
+    assert s["avg_duration_ms"] == pytest.approx(sum(durations) / 16, abs=0.01)
+    assert s["total_cost"] is None and s["cost_unknown_tests"] == 16  # no price for mock models
+    assert [p["provider"] for p in results["providers"]] == ["openai-compatible:m1", "openai-compatible:m2"]
+    assert all(p["repository_count"] == 2 and p["total_tests"] == 8 for p in results["providers"])
+    assert {c["category"]: c["total_tests"] for c in results["categories"]} == {"even": 8, "odd": 8}
+    assert [r["repo_id"] for r in results["repositories"]] == ["a", "b"]
+    # deterministic key order
+    text = (run_dir / "fleet-results.json").read_text()
+    assert text == json.dumps(json.loads(text), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    # the executive report opens offline: parsed, charts present, the run named
+    page = (run_dir / "executive-report.html").read_text()
+    parser = _Tags()
+    parser.feed(page)
+    assert parser.tags.count("svg") >= 4 and "script" not in parser.tags
+    assert results["run_id"] in "".join(parser.text)
+    assert "src=\"http" not in page and "href=\"http" not in page
+    # every cell stored with the fleet run id as batch id; the fleet's metadata on the batch
+    assert len(stored) == 16 and {r.batch_id for r in stored} == {results["run_id"]}
+    assert all(r.tier == "dataset" and r.suite == "qa" for r in stored)
+    first = next(r for r in stored if r.metadata["fleet"]["repoId"] == "a")
+    assert first.metadata["fleet"]["repoMetadata"] == {"team": "x"}
+    assert first.metadata["fleet"]["custom"] == {"ticket": "T-1"}
+    assert batch.metadata["kind"] == "fleet" and batch.metadata["description"] == "test fleet"
+
+
+def test_formats_and_generate_reports(tmp_path, mock):
+    server = mock()
+    make_repos(tmp_path, names=("a",))
+    doc = manifest_doc(server.base_url, repositories=[{"repo_id": "a", "path": "a"}],
+                       output={"formats": ["csv"]})
+    _, run_dir = run_fleet(tmp_path, doc)
+    assert (run_dir / "csv" / "providers.csv").exists() and (run_dir / "fleet-results.json").exists()
+    assert not (run_dir / "executive-report.html").exists() and not (run_dir / "fleet-results.yaml").exists()
+    doc["output"]["generate_reports"] = False
+    doc["output"]["formats"] = ["csv", "html", "yaml"]
+    _, run_dir = run_fleet(tmp_path, doc)
+    assert (run_dir / "fleet-results.json").exists()
+    assert not (run_dir / "csv").exists() and not (run_dir / "executive-report.html").exists()
+
+
+def test_save_responses_false_keeps_no_answers(tmp_path, mock):
+    server = mock()
+    make_repos(tmp_path, names=("a",))
+    doc = manifest_doc(server.base_url, repositories=[{"repo_id": "a", "path": "a"}],
+                       output={"save_responses": False})
+    _, run_dir = run_fleet(tmp_path, doc)
+    cell = run_dir / "a" / "openai-compatible_m1" / "qa"
+    assert not (cell / "responses").exists()
+    assert all(line["response"] is None for line in lines_of(cell / "results.jsonl"))
+
+
+# --------------------------------------------------------------------------- each field's effect
+
+
+def test_settings_concurrency_and_seeded_sample_reach_the_requests(tmp_path, mock):
+    server = mock(delay_ms=30)
+    server.server.keep_bodies = True
+    make_repos(tmp_path, names=("a",), data=dataset(10))
+    doc = manifest_doc(server.base_url, repositories=[{"repo_id": "a", "path": "a"}],
+                       providers=[{"provider": "openai-compatible:m1", "base_url": server.base_url}],
+                       scenario_profiles={"qa": {"dataset": "qa", "concurrency": 3, "num_examples": 6,
+                                                 "settings": {"temperature": 0.7, "max_tokens": 33, "top_p": 0.9,
+                                                              "stop": "END"}}},
+                       global_settings={"random_seed": 5})
+    results, run_dir = run_fleet(tmp_path, doc)
+    bodies = server.server.bodies
+    assert len(bodies) == 6
+    assert {b["temperature"] for b in bodies} == {0.7} and {b["top_p"] for b in bodies} == {0.9}
+    assert {b.get("max_tokens") or b.get("max_completion_tokens") for b in bodies} == {33}
+    assert all(b["stop"] in ("END", ["END"]) for b in bodies)
+    assert 1 < server.server.max_in_flight <= 3
+    first = sorted(line["test_id"] for line in lines_of(run_dir / "a" / "openai-compatible_m1" / "qa" /
+                                                         "results.jsonl"))
+    _, again = run_fleet(tmp_path, doc)
+    second = sorted(line["test_id"] for line in lines_of(again / "a" / "openai-compatible_m1" / "qa" /
+                                                          "results.jsonl"))
+    assert first == second and len(first) == 6  # the same seed draws the same cases
+
+
+def test_request_delay_paces_requests(tmp_path, mock):
+    server = mock(delay_ms=5)
+    make_repos(tmp_path, names=("a",))
+    doc = manifest_doc(server.base_url, repositories=[{"repo_id": "a", "path": "a"}],
+                       providers=[{"provider": "openai-compatible:m1", "base_url": server.base_url}],
+                       scenario_profiles={"qa": {"dataset": "qa", "concurrency": 4, "request_delay_ms": 250}})
+    run_fleet(tmp_path, doc)
+    assert server.server.requests == 4 and server.server.max_in_flight == 1  # one at a time, 250 ms apart
+    paced = mock(delay_ms=150)
+    doc["providers"] = [{"provider": "openai-compatible:m1", "base_url": paced.base_url}]
+    doc["scenario_profiles"]["qa"]["request_delay_ms"] = 0
+    run_fleet(tmp_path, doc)
+    assert paced.server.max_in_flight > 1  # the same profile without a delay overlaps them
+
+
+def test_pacer_spaces_starts():
+    import asyncio
+
+    from harness.engine import _Pacer
+
+    clock = [100.0]
+    slept: list[float] = []
+
+    async def fake_sleep(seconds):
+        slept.append(seconds)
+        clock[0] += seconds
+
+    async def go():
+        pacer = _Pacer(0.5)
+        starts = []
+        for _ in range(4):
+            await pacer.turn()
+            starts.append(clock[0])
+        return starts
+
+    import harness.engine as engine_module
+
+    original_sleep, original_monotonic = asyncio.sleep, engine_module.time.monotonic
+    engine_module.asyncio.sleep = fake_sleep
+    engine_module.time.monotonic = lambda: clock[0]
+    try:
+        starts = asyncio.run(go())
+    finally:
+        engine_module.asyncio.sleep = original_sleep
+        engine_module.time.monotonic = original_monotonic
+    assert starts == [100.0, 100.5, 101.0, 101.5]
+
+
+def test_timeout_and_retries(tmp_path, mock):
+    server = mock(fail_first=1)  # the first request is answered 429
+    make_repos(tmp_path, names=("a",), data=dataset(2, extra=[{"id": "hang", "prompt": "HANG please",
+                                                               "assert": [{"type": "contains", "value": "x"}]}]))
+    doc = manifest_doc(server.base_url, repositories=[{"repo_id": "a", "path": "a"}],
+                       providers=[{"provider": "openai-compatible:m1", "base_url": server.base_url}],
+                       scenario_profiles={"qa": {"dataset": "qa", "concurrency": 1}},
+                       global_settings={"test_timeout_seconds": 0.5, "max_retries": 0})
+    results, run_dir = run_fleet(tmp_path, doc)
+    lines = {line["test_id"]: line for line in lines_of(run_dir / "a" / "openai-compatible_m1" / "qa" /
+                                                         "results.jsonl")}
+    assert lines["q0"]["status"] == "error" and lines["q0"]["attempts"] == 1  # max_retries 0: no retry
+    assert lines["hang"]["error_kind"] == "timeout"
+    assert results["summary"]["total_timeout"] == 1
+    assert results["state"] == "failed" and results["cells"][0]["state"] == "failed"
+    server2 = mock(fail_first=1)
+    doc["providers"] = [{"provider": "openai-compatible:m1", "base_url": server2.base_url}]
+    doc["global_settings"]["max_retries"] = 2
+    _, run_dir = run_fleet(tmp_path, doc)
+    lines = {line["test_id"]: line for line in lines_of(run_dir / "a" / "openai-compatible_m1" / "qa" /
+                                                         "results.jsonl")}
+    assert lines["q0"]["status"] == "failed" and lines["q0"]["attempts"] == 2  # retried, then answered
+
+
+def test_continue_on_failure(tmp_path, mock):
+    server = mock()
+    make_repos(tmp_path, names=("a", "b"))
+    bad = {"provider": "openai-compatible:down", "base_url": "http://127.0.0.1:9/v1"}
+    good = {"provider": "openai-compatible:m1", "base_url": server.base_url}
+    doc = manifest_doc(server.base_url, providers=[bad, good],
+                       global_settings={"continue_on_failure": False, "max_retries": 0})
+    results, _ = run_fleet(tmp_path, doc, parallel_cells=1)
+    states = [(c["repo_id"], c["provider"], c["state"]) for c in results["cells"]]
+    assert states[0] == ("a", "openai-compatible:down", "failed")
+    assert {s for _, _, s in states[1:]} == {"skipped"}
+    assert results["state"] == "failed" and "continue_on_failure is false" in results["stopped_reason"]
+    assert results["summary"]["total_skipped"] == 12
+    doc["global_settings"]["continue_on_failure"] = True
+    results, _ = run_fleet(tmp_path, doc, parallel_cells=1)
+    assert [c["state"] for c in results["cells"]] == ["failed", "completed", "failed", "completed"]
+    assert results["state"] == "failed" and "the others ran" in results["stopped_reason"]
+    assert results["summary"]["total_succeeded"] == 6
+
+
+# --------------------------------------------------------------------------- resume, API, mixed
+
+
+def _wait_for(predicate, timeout_s=60.0):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("condition not met in time")
+
+
+def test_resume_after_sigkill_completes_every_test_once(tmp_path, mock):
+    from harness.results import open_client
+
+    server = mock(delay_ms=80)
+    make_repos(tmp_path, names=("a",), data=dataset(6))
+    doc = manifest_doc(server.base_url, repositories=[{"repo_id": "a", "path": "a"}],
+                       scenario_profiles={"qa": {"dataset": "qa", "concurrency": 1}})
+    (tmp_path / "m.json").write_text(json.dumps(doc))
+    process = subprocess.Popen([BENCH, "fleet", "m.json", "--parallel-cells", "1", "--format", "quiet"],
+                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        status_file = _wait_for(lambda: next((tmp_path / "out").glob("*/status.json"), None))
+        _wait_for(lambda: json.loads(status_file.read_text() or "{}").get("tests_done", 0) >= 3
+                  if status_file.stat().st_size else False)
+        os.killpg(process.pid, signal.SIGKILL)
+    finally:
+        process.wait(30)
+    run_id = status_file.parent.name
+    assert fleet.status(run_id)["state"] == "interrupted"  # its process is gone
+    before = sum(len(lines_of(p)) for p in status_file.parent.rglob("results.jsonl"))
+    assert 3 <= before < 12
+    done = subprocess.run([BENCH, "fleet", "resume", run_id, "--format", "json"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout)
+    assert results["state"] == "completed" and results["summary"]["total_tests"] == 12
+    lines = [line for p in status_file.parent.rglob("results.jsonl") for line in lines_of(p)]
+    keys = [(line["target"], line["test_id"]) for line in lines]
+    assert len(keys) == 12 and len(set(keys)) == 12  # nothing finished was redone, nothing lost
+    with open_client(db_path=str(tmp_path / "bench.db")) as client:
+        assert len(client.list_runs(limit=100, batch_id=run_id)) == 12
+
+
+def test_api_start_status_wait(tmp_path, mock):
+    server = mock(delay_ms=20)
+    make_repos(tmp_path, names=("a",))
+    doc = manifest_doc(server.base_url, repositories=[{"repo_id": "a", "path": "a"}])
+    (tmp_path / "m.yaml").write_text(yaml.safe_dump(doc))
+    handle = fleet.start(tmp_path / "m.yaml")
+    assert handle.run_dir == tmp_path / "out" / handle.run_id and handle.pid
+    first = fleet.status(handle.run_id)
+    assert first["state"] in ("queued", "running", "completed") and first["run_id"] == handle.run_id
+    results = fleet.wait(handle.run_id, timeout_s=120)
+    assert results["state"] == "completed" and results["summary"]["total_tests"] == 8
+    final = fleet.status(handle.run_id)
+    assert final["state"] == "completed" and final["tests_done"] == 8 and final["cells_done"] == 2
+    assert handle.run_id in {r["run_id"] for r in fleet.list_runs()}
+    with pytest.raises(fleet.FleetError, match="no fleet run"):
+        fleet.status("t-nothing")
+    done = subprocess.run([BENCH, "fleet", "status", handle.run_id], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0 and f"{handle.run_id}  completed  cells 2/2  tests 8/8" in done.stdout
+
+
+def test_no_wait_cli_prints_the_run_id_at_once(tmp_path, mock):
+    server = mock(delay_ms=20)
+    make_repos(tmp_path, names=("a",))
+    (tmp_path / "m.json").write_text(json.dumps(manifest_doc(server.base_url,
+                                                             repositories=[{"repo_id": "a", "path": "a"}])))
+    done = subprocess.run([BENCH, "fleet", "m.json", "--no-wait", "--format", "quiet"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    run_id = done.stdout.strip()
+    assert run_id.startswith("t-")
+    assert fleet.wait(run_id, timeout_s=120)["state"] == "completed"
+
+
+def test_mixed_fleet_dataset_and_suite_profiles(tmp_path, mock):
+    from harness.results import open_client
+
+    server = mock()
+    make_repos(tmp_path, names=("a",))
+    make_scenario(tmp_path / "a" / "suites", suite="demo")
+    doc = manifest_doc(server.base_url, repositories=[{"repo_id": "a", "path": "a", "scenarios": ["qa", "fix"]}],
+                       providers=[{"provider": "openai-compatible:m1", "base_url": server.base_url}],
+                       scenario_profiles={"qa": {"dataset": "qa"},
+                                          "fix": {"suite": "demo", "iterations": 2, "settings": {"temperature": 0.2}}})
+    with open_client(db_path=str(tmp_path / "bench.db")) as client:
+        results, run_dir = run_fleet(tmp_path, doc, client=client)
+        stored = client.list_runs(limit=100, batch_id=results["run_id"])
+    kinds = {c["profile"]: (c["kind"], c["state"], c["total_tests"]) for c in results["cells"]}
+    assert kinds == {"qa": ("dataset", "completed", 4), "fix": ("suite", "completed", 2)}
+    suite_dir = run_dir / "a" / "openai-compatible_m1" / "fix"
+    lines = lines_of(suite_dir / "results.jsonl")
+    assert [(line["scenario"], line["iteration"], line["agent"], line["model"]) for line in lines] == [
+        ("add-one", 0, "openai", "m1"), ("add-one", 1, "openai", "m1")]
+    assert all(line["status"] == "failed" for line in lines)  # the mock's answer fixes nothing
+    with open(suite_dir / "results.csv", newline="") as f:
+        assert next(csv.reader(f))[:4] == ["scenario", "suite", "tier", "iteration"]
+    assert (suite_dir / "responses" / "add-one.L1.i0.json").exists()
+    assert results["summary"]["total_tests"] == 6
+    assert {c["category"] for c in results["categories"]} == {"even", "odd", "demo"}
+    tiers = sorted(r.tier for r in stored)
+    assert tiers.count("dataset") == 4 and len(stored) == 6
+    scenario_run = next(r for r in stored if r.tier != "dataset")
+    assert scenario_run.agent == "openai" and scenario_run.metadata["fleet"]["profile"] == "fix"
