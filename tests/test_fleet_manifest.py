@@ -339,3 +339,19 @@ def test_validate_and_dry_run_commands(tmp_path):
     assert done.returncode == 2 and "nothere.yaml: no such file" in done.stderr
     done = _bench("fleet", "status", "no-such-run", cwd=tmp_path)
     assert done.returncode == 2 and "no fleet run 'no-such-run'" in done.stderr
+
+
+def test_the_example_manifest_of_the_readme(tmp_path):
+    """README's commands on examples/fleet.yaml work as written (without any API key)."""
+    root = Path(__file__).resolve().parents[1]
+    env = {"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": ""}
+    done = _bench("fleet", "validate", "examples/fleet.yaml", cwd=root, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "valid (2 repositories × 3 providers; 9 cells" in done.stdout
+    assert "examples/fleet-repo/datasets/data/support-faq.yaml" in done.stdout  # the original's layout
+    done = _bench("fleet", "examples/fleet.yaml", "--dry-run", "--format", "json", cwd=root, env=env)
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout)["estimate"]
+    assert figures["requests"] == 3 * (6 + 3) and figures["scenarioRuns"] == 3
+    manifest = load_manifest(root / "examples" / "fleet.yaml")
+    assert manifest.random_seed == 42 and manifest.profiles["py-bug"].kind == "suite"
