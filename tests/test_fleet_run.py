@@ -432,3 +432,23 @@ def test_mixed_fleet_dataset_and_suite_profiles(tmp_path, mock):
     assert tiers.count("dataset") == 4 and len(stored) == 6
     scenario_run = next(r for r in stored if r.tier != "dataset")
     assert scenario_run.agent == "openai" and scenario_run.metadata["fleet"]["profile"] == "fix"
+
+
+def test_runs_that_cannot_be_stored_fail_their_cell(tmp_path, mock):
+    class Refusing:
+        batches: list = []
+
+        def post_run(self, record):
+            raise ConnectionError("store down")
+
+        def post_batch(self, batch):
+            self.batches.append(batch)
+
+    server = mock()
+    make_repos(tmp_path, names=("a",))
+    doc = manifest_doc(server.base_url, repositories=[{"repo_id": "a", "path": "a"}])
+    results, run_dir = run_fleet(tmp_path, doc, client=Refusing())
+    assert [c["state"] for c in results["cells"]] == ["failed", "failed"]
+    assert all("not stored: " in c["error"] and "store down" in c["error"] for c in results["cells"])
+    assert results["summary"]["total_tests"] == 8  # the answers themselves are kept
+    assert sum(len(lines_of(p)) for p in run_dir.rglob("results.jsonl")) == 8

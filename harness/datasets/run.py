@@ -80,6 +80,7 @@ class DatasetRunOptions:
     settings: dict[str, Any] = field(default_factory=dict)  # temperature, max_tokens, top_p, stop: win over the dataset's
     pace_s: float = 0.0  # at least this long between two request starts
     metadata: dict[str, Any] = field(default_factory=dict)  # added to every stored run's metadata
+    loaded: Dataset | None = None  # the dataset of ``dataset``, already loaded (a fleet loads each file once)
 
 
 @dataclass
@@ -326,7 +327,7 @@ def prepare(options: DatasetRunOptions, *, require_keys: bool = True) -> Dataset
         raise DatasetRunError("no dataset given (a file, or a built-in name: see bench datasets)")
     if not options.targets:
         raise DatasetRunError("no provider given: --providers PROVIDER:MODEL[,...]")
-    dataset = load_dataset(options.dataset)
+    dataset = options.loaded if options.loaded is not None else load_dataset(options.dataset)
     if meta is not None and meta.get("dataset", {}).get("digest") not in (None, dataset.digest):
         raise DatasetRunError(f"--resume {directory}: {options.dataset} has changed since that run "
                               f"(digest {meta['dataset']['digest']} then, {dataset.digest} now); start a new run")

@@ -105,6 +105,7 @@ class FleetPlan:
     cells: list[FleetCell]
     problems: list[str] = field(default_factory=list)  # what stops the fleet from running
     notes: list[str] = field(default_factory=list)
+    datasets: "_Datasets | None" = None  # every dataset file loaded while planning, by ref
 
     @property
     def planned_tests(self) -> int:
@@ -151,9 +152,9 @@ def plan_fleet(manifest: Manifest, *, clone: bool = True) -> FleetPlan:
     from harness.datasets.format import DatasetError, builtin_datasets
     from harness.datasets.run import apply_settings, sample_cases
 
-    plan = FleetPlan(manifest, [])
-    builtins = {b.name for b in builtin_datasets()}
     datasets = _Datasets()
+    plan = FleetPlan(manifest, [], datasets=datasets)
+    builtins = {b.name for b in builtin_datasets()}
     suites: dict[tuple[str, str, tuple[str, ...]], Any] = {}
     for i, repo in enumerate(manifest.repositories):
         repo, problem = resolve_repository(repo, clone=clone)
@@ -229,7 +230,7 @@ def estimate(plan: FleetPlan) -> dict[str, Any]:
     from harness.pricing import price_for
     from harness.providers import Usage
 
-    datasets = _Datasets()
+    datasets = plan.datasets or _Datasets()
     tokens: dict[tuple[str, str], tuple[int, int, int]] = {}
     providers: dict[str, dict[str, Any]] = {}
     for cell in plan.cells:
@@ -393,6 +394,7 @@ class FleetExecution:
         self.tests_done = 0
         self.cells_done = 0
         self._last_status = 0.0
+        self._storing: list[tuple[FleetCell, Any, asyncio.Future]] = []
         self.started = time.monotonic()
 
     # -- events and status --------------------------------------------------------------------
@@ -436,18 +438,18 @@ class FleetExecution:
             max_attempts=self.manifest.max_attempts, save_responses=self.manifest.save_responses,
             resume=resuming, retry_errors=resuming, batch_id=self.run_id,
             sample=profile.num_examples, seed=self.manifest.random_seed, settings=profile.settings,
-            pace_s=profile.request_delay_ms / 1000.0, metadata=self._metadata(cell))
+            pace_s=profile.request_delay_ms / 1000.0, metadata=self._metadata(cell),
+            loaded=self.plan.datasets.get(cell.lookup.ref) if self.plan.datasets and cell.lookup else None)
         run = prepare(options)
         result = await execute(run, on_cell=self._test_done, engine=engine, control=self.control)
         if self.manifest.save_responses:
             _write_dataset_responses(directory, result.cells)
-        if self.client is not None:
-            await asyncio.to_thread(store, result, self.client, "none", None, post_batch=False)
+        if self.client is not None:  # stored in the background; the slot goes on to its next cell
+            self._storing.append((cell, result, asyncio.ensure_future(
+                asyncio.to_thread(store, result, self.client, "none", None, post_batch=False))))
         errors = sum(1 for c in result.cells if c.get("status") == "error")
         if result.interrupted:
             return CellResult(cell, "interrupted", tests=len(result.cells), errors=errors)
-        if result.store_errors:
-            return CellResult(cell, "failed", f"not stored: {result.store_errors[0]}", len(result.cells), errors)
         if errors:
             first = next(c for c in result.cells if c.get("status") == "error")
             return CellResult(cell, "failed", f"{errors} request(s) failed; first: {first.get('test_id')}: "
@@ -577,6 +579,8 @@ class FleetExecution:
             await asyncio.gather(*(worker() for _ in range(min(self.parallel_cells, len(todo)) or 1)))
         finally:
             await engine.aclose()
+            await asyncio.gather(*(f for _, _, f in self._storing), return_exceptions=True)
+        self._store_failures()
         state = "completed"
         reason = None
         if self.failed is not None:
@@ -596,6 +600,15 @@ class FleetExecution:
         self._status(True, state=state, stopped_reason=reason, completed_at=results.get("completed_at"))
         self._event("finish", state=state, reason=reason, results=results)
         return results
+
+    def _store_failures(self) -> None:
+        """A cell whose runs could not all be stored becomes failed (its results.jsonl keeps
+        them; resume stores them again)."""
+        for cell, result, future in self._storing:
+            error = future.exception() if not future.cancelled() else None
+            problems = list(result.store_errors) + ([f"{type(error).__name__}: {error}"] if error else [])
+            if problems and self.done_log.get(cell.key, {}).get("state") == "completed":
+                self._record(CellResult(cell, "failed", f"not stored: {problems[0]}", len(result.cells)))
 
     def finish(self, state: str, reason: str | None) -> dict[str, Any]:
         from harness.fleet.artifacts import build_results, write_artifacts
