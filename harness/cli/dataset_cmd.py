@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from harness.cli.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED
+from harness.cli.live import LiveOnStderr
 from harness.cli.store_options import open_store, store_options
 
 
@@ -30,7 +31,7 @@ def _console():
     return make_console()
 
 
-class DatasetProgress:
+class DatasetProgress(LiveOnStderr):
     """A live table, one row per target: done/total, answers per second, passed, errors, ETA.
     Cells only bump counters; the table is drawn a few times a second by rich's refresh."""
 
@@ -77,20 +78,6 @@ class DatasetProgress:
 
             return Group(table, *(Text(n, style="yellow") for n in self.notes[-3:]))
         return table
-
-    def __enter__(self) -> "DatasetProgress":
-        if not self.quiet and sys.stderr.isatty():
-            from rich.console import Console
-            from rich.live import Live
-
-            self.live = Live(self, console=Console(stderr=True), refresh_per_second=4, transient=False)
-            self.live.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.live is not None:
-            self.live.refresh()
-            self.live.__exit__(None, None, None)
 
     def note(self, text: str) -> None:
         self.notes.append(text)

@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from harness.cli.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED
+from harness.cli.live import LiveOnStderr
 from harness.cli.store_options import open_store, store_options
 
 _CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -134,7 +135,7 @@ def validate_cmd(manifest_path: str, base_url: str | None, as_json: bool) -> Non
 # --------------------------------------------------------------------------- run
 
 
-class _Progress:
+class _Progress(LiveOnStderr):
     """Cells and tests done, tests per second, failures; drawn by rich a few times a second."""
 
     def __init__(self, total_cells: int, total_tests: int, quiet: bool) -> None:
@@ -183,20 +184,6 @@ class _Progress:
             lines += [Text(f"  running {key}", style="dim") for key in list(self.running)[:6]]
             lines += [Text(f"  failed {line}", style="red") for line in self.failed_cells[-3:]]
         return Group(*lines)
-
-    def __enter__(self) -> "_Progress":
-        if not self.quiet and sys.stderr.isatty():
-            from rich.console import Console
-            from rich.live import Live
-
-            self.live = Live(self, console=Console(stderr=True), refresh_per_second=4, transient=False)
-            self.live.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.live is not None:
-            self.live.refresh()
-            self.live.__exit__(None, None, None)
 
 
 def _dry_run(plan: Any, as_json: bool) -> None:

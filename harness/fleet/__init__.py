@@ -232,14 +232,10 @@ def _status_of(run_dir: Path) -> dict[str, Any]:
 
 
 def _alive(pid: Any) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
+    from harness.leftovers import pid_alive
+
+    if not isinstance(pid, int) or pid <= 0 or not pid_alive(pid):
         return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
     try:  # a child that has exited but not been reaped is not running
         with open(f"/proc/{pid}/stat", encoding="ascii") as f:
             return f.read().rsplit(")", 1)[-1].split()[0] != "Z"
