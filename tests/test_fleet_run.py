@@ -21,14 +21,16 @@ import yaml
 from harness import fleet
 from harness.fleet.manifest import parse_manifest
 from harness.fleet.metrics import SUMMARY_METRICS
-from scenario_builders import make_scenario, use_local_store
-from test_engine import KEY_VARS, stop_mock
+from scenario_builders import make_scenario
+from test_dataset_run import env, mock_server
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.mock_llm import MockConfig, ThreadedMock  # noqa: E402
+from benchmarks.mock_llm import ThreadedMock  # noqa: E402
+
+__all__ = ["env", "mock_server"]  # fixtures shared with test_dataset_run
 
 BENCH = os.path.join(os.path.dirname(sys.executable), "bench")
 
@@ -41,28 +43,14 @@ def dataset(n: int = 4, name: str = "qa", extra: list | None = None) -> dict:
     return {"name": name, "test_cases": cases + (extra or [])}
 
 
-@pytest.fixture(autouse=True)
-def env(tmp_path, monkeypatch):
-    for name in [*KEY_VARS, "ZE_BENCHMARKS_JUDGE_MODEL"]:
-        monkeypatch.delenv(name, raising=False)
-    use_local_store(monkeypatch, tmp_path)
-    return tmp_path
-
-
 @pytest.fixture
-def mock():
-    started: list[ThreadedMock] = []
-
+def mock(mock_server):
+    """``mock(**config)``: the loopback mock of test_dataset_run, answering ANSWERS by default."""
     def start(**config) -> ThreadedMock:
-        config.setdefault("delay_ms", 5)
         config.setdefault("answers", ANSWERS)
-        server = ThreadedMock(MockConfig(**config))
-        started.append(server)
-        return server
+        return mock_server(**config)
 
-    yield start
-    for server in started:
-        stop_mock(server)
+    return start
 
 
 def make_repos(root: Path, names=("a", "b"), data: dict | None = None) -> None:
