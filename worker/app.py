@@ -14,7 +14,7 @@ import traceback
 from datetime import datetime, timezone
 from typing import Any, Awaitable, Callable
 
-from worker import analysis_api, store
+from worker import analysis_api, dashboard, store
 from worker.config import WorkerConfig
 from worker.messages import HttpError, Request, Response, json_response
 from worker.schema import BATCH_FIELDS, RUN_FIELDS, STRESS_FIELDS, parse_json_body, validate_object
@@ -56,6 +56,8 @@ class WorkerApp:
         return response
 
     async def _dispatch(self, request: Request) -> Response:
+        if request.method == "GET" and dashboard.is_dashboard_path(request.path):
+            return dashboard.serve(request)
         match = match_route(request.path)
         if match is None:
             raise HttpError(404, "not found", f"no route for {request.path}")

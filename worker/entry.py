@@ -33,7 +33,7 @@ from worker.d1_backend import D1Storage  # noqa: E402
 from worker.messages import Request  # noqa: E402
 
 # Headers the core looks at; the JS Headers object is read only for these.
-_HEADERS = ("authorization", "content-type", "content-length", "origin",
+_HEADERS = ("authorization", "content-type", "content-length", "origin", "if-none-match",
             "access-control-request-method", "access-control-request-headers")
 
 
