@@ -35,5 +35,18 @@ if ! command -v bwrap >/dev/null 2>&1; then
     echo "setup: bubblewrap is not installed; run: sudo apt-get install -y bubblewrap" >&2
   fi
 fi
+# Chromium: the dashboard's browser tests and scripts/dashboard_screenshots.py drive Debian's
+# chromium through Playwright (installed by the [test] extra above; Playwright's own browser
+# download is never used). Without it the browser tests are skipped, except in CI.
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -q chromium fonts-liberation >/dev/null 2>&1 \
+      || { apt-get update -q >/dev/null && apt-get install -y -q chromium fonts-liberation >/dev/null; } \
+      || echo "setup: could not install chromium with apt-get" >&2
+  else
+    echo "setup: chromium is not installed; run: sudo apt-get install -y chromium fonts-liberation" >&2
+  fi
+fi
 # wrangler 3.72.1 (workerd + Pyodide) for the worker's integration test; skipped without npm.
 bash scripts/install-wrangler.sh
