@@ -272,3 +272,18 @@ def page(title: str, body: str, *, subtitle: str | None = None) -> str:
         f'<header class="page-head">\n<h1>{escape(title)}</h1>\n{sub}\n</header>\n'
         f"{body}\n</main>\n</body>\n</html>\n"
     )
+
+
+def toc(items: Iterable[tuple[str, str]]) -> Markup:
+    """A row of links to the page's sections, ``(id, label)``; hidden in print."""
+    links = "".join(f'<a href="#{escape(key)}">{escape(label)}</a>' for key, label in items)
+    return Markup(f'<nav class="toc" aria-label="Sections">{links}</nav>')
+
+
+def retitle(document: str, title: str) -> str:
+    """A document made by :func:`page` with its ``<title>`` and heading replaced by ``title``."""
+    import re
+
+    text = escape(title)
+    document = re.sub(r"<title>.*?</title>", lambda _: f"<title>{text}</title>", document, count=1, flags=re.S)
+    return re.sub(r"<h1>.*?</h1>", lambda _: f"<h1>{text}</h1>", document, count=1, flags=re.S)

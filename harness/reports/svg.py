@@ -429,3 +429,105 @@ def percentile_chart(items: Sequence[tuple[str, Mapping[str, Number | None]]], *
         summary.append(f"{label}: {text}")
     desc = f"{title}. " + "; ".join(summary) + "."
     return _svg(pid, y_start + len(items) * row_h, title, desc, [_unknown_pattern(f"{pid}-unknown")], body)
+
+
+def _signed(fmt: Formatter) -> Formatter:
+    """``fmt`` with an explicit sign: "+0.25", "−0.25" (a true minus), "0"."""
+    def signed(v: float) -> str:
+        if v > 0:
+            return "+" + fmt(v)
+        if v < 0:
+            return "−" + fmt(-v)
+        return fmt(0.0)
+    return signed
+
+
+def delta_chart(items: Sequence[tuple[str, Number | None, Number | None, Number | None]], *, title: str,
+                value_format: Formatter | None = None, positive: str = "A higher", negative: str = "B higher",
+                missing: str = "unknown") -> str:
+    """Horizontal bars of differences ``(label, value, low, high)`` drawn from a zero line, to
+    the right when positive (named ``positive`` in the legend) and to the left when negative
+    (``negative``, another colour and a hatched fill). Low and high (both known) draw an
+    interval whisker that may cross zero; the value and its interval are written in a column
+    on the right, with their signs. A ``None`` value draws a hatched placeholder reading
+    ``missing``."""
+    base: Formatter = value_format or number
+    fmt = _signed(base)
+    pid = _chart_id("delta", title, tuple(items), positive, negative, missing)
+    if not items:
+        return _empty(pid, title)
+
+    def finite(v: Number | None) -> float | None:
+        return float(v) if v is not None and math.isfinite(v) else None
+
+    rows = [(label, finite(v), finite(lo), finite(hi)) for label, v, lo, hi in items]
+    known = [abs(v) for _, value, low, high in rows for v in (value, low, high) if v is not None]
+    top, step = _nice_scale(max(known, default=0))
+    x0, x1 = PAD + LABEL_W + 10, WIDTH - 200
+    zero = (x0 + x1) / 2
+    colours = (PALETTE["blue"], PALETTE["vermillion"])
+    defs = [_pattern(f"{pid}-pos", colours[0], "solid"), _pattern(f"{pid}-neg", colours[1], "diagonal"),
+            _unknown_pattern(f"{pid}-unknown")]
+
+    def x_of(v: float) -> float:
+        return zero + (x1 - zero) * max(-top, min(top, v)) / top
+
+    # The legend: what each side of the zero line means, and the whisker.
+    ky = 46
+    body = [
+        f'<rect x="{PAD}" y="{ky - 11}" width="14" height="14" fill="url(#{pid}-pos)" stroke="{INK}" '
+        f'stroke-width="0.6"/>',
+        _text(PAD + 20, ky, positive),
+    ]
+    x = PAD + 20 + len(positive) * 12 * CHAR_W + 18
+    body += [
+        f'<rect x="{_n(x)}" y="{ky - 11}" width="14" height="14" fill="url(#{pid}-neg)" stroke="{INK}" '
+        f'stroke-width="0.6"/>',
+        _text(x + 20, ky, negative),
+    ]
+    x += 20 + len(negative) * 12 * CHAR_W + 18
+    body += [
+        f'<path d="M{_n(x)},{ky - 4} h30 M{_n(x)},{ky - 10} v12 M{_n(x + 30)},{ky - 10} v12" stroke="{INK}" '
+        f'stroke-width="1.5" fill="none"/>',
+        _text(x + 36, ky, "interval"),
+    ]
+    row_h, bar_h, y_start = 30, 18, 86
+    y_end = y_start + len(rows) * row_h
+    count = int(round(top / step))
+    for i in range(-count, count + 1):
+        t = i * step
+        tx = x_of(t)
+        dash = "" if i == 0 else ' stroke-dasharray="3 3"'
+        body.append(f'<line x1="{_n(tx)}" y1="{y_start - 4}" x2="{_n(tx)}" y2="{_n(y_end)}" stroke="{GRID}" '
+                    f'stroke-width="1"{dash}/>')
+        body.append(_text(tx, y_start - 12, fmt(t), size=11, anchor="middle", fill=MUTED))
+    summary = []
+    for i, (label, value, low, high) in enumerate(rows):
+        y = y_start + i * row_h + (row_h - bar_h) / 2
+        mid = y + bar_h / 2
+        body.append(_text(x0 - 10, mid + 4, str(label), anchor="end", max_px=LABEL_W))
+        if value is None:
+            body.append(f'<rect x="{_n(x0)}" y="{_n(y)}" width="{_n(x1 - x0)}" height="{_n(bar_h)}" '
+                        f'fill="url(#{pid}-unknown)" stroke="#B6BDC5" stroke-dasharray="3 2"/>')
+            body.append(_text(x1 + 8, mid + 4, missing, fill=MUTED))
+            summary.append(f"{label}: {missing}")
+            continue
+        end = x_of(value)
+        left, width = min(zero, end), abs(end - zero)
+        fill = f"url(#{pid}-pos)" if value >= 0 else f"url(#{pid}-neg)"
+        body.append(f'<rect x="{_n(left)}" y="{_n(y)}" width="{_n(max(width, 1))}" height="{_n(bar_h)}" '
+                    f'fill="{fill}" stroke="{INK}" stroke-width="0.4"/>')
+        text = fmt(value)
+        if low is not None and high is not None:
+            lx, hx = x_of(min(low, high)), x_of(max(low, high))
+            body.append(
+                f'<path d="M{_n(lx)},{_n(mid)} H{_n(hx)} M{_n(lx)},{_n(y - 2)} V{_n(y + bar_h + 2)} '
+                f'M{_n(hx)},{_n(y - 2)} V{_n(y + bar_h + 2)}" stroke="{INK}" stroke-width="1.5" fill="none"/>'
+            )
+            text += f" ({fmt(min(low, high))} to {fmt(max(low, high))})"
+        body.append(_text(x1 + 8, mid + 4, text, max_px=WIDTH - PAD - x1 - 8))
+        summary.append(f"{label}: {text}")
+    body.append(f'<line x1="{_n(zero)}" y1="{y_start - 4}" x2="{_n(zero)}" y2="{_n(y_end)}" stroke="{INK}" '
+                f'stroke-width="1.5"/>')
+    desc = f"{title}. " + "; ".join(summary) + "."
+    return _svg(pid, y_end + 12, title, desc, defs, body)
