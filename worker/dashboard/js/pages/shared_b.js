@@ -22,9 +22,11 @@ export function emptyState(message, ...commands) {
            commands.length ? h('pre', null, h('code', null, commands.join('\n'))) : null);
 }
 
-/** A chart in a box of a readable width (the SVG scales to its box). */
-export function chartBox(chart, maxWidth = '860px') {
-  return h('div', {class: 'chart-box', style: {'max-width': maxWidth}}, chart);
+/** A chart in a box of a readable width: the SVG scales to its box, at most maxWidth wide and
+ *  never narrower than minWidth (a phone scrolls the box sideways rather than shrink the text). */
+export function chartBox(chart, maxWidth = '860px', minWidth = '520px') {
+  return h('div', {class: 'chart-box', style: {'max-width': maxWidth, 'overflow-x': 'auto'}},
+           h('div', {style: {'min-width': minWidth}}, chart));
 }
 
 export function notesList(notes) {
