@@ -1,0 +1,144 @@
+// One batch: aggregates, breakdowns by scenario, agent, model and tier, and its runs with filters.
+import {api, badge, errorBox, fmt, h, link, ready, route, section, setTitle, spinner, statCards, table}
+  from '../core.js';
+import {barChart} from '../charts.js';
+import {passRate, words} from './overview.js';
+
+const RUN_STATUSES = ['completed', 'failed', 'timeout', 'budget_exceeded', 'error'];
+const FILTERS = ['status', 'agent', 'scenario', 'model', 'tier'];
+const DIMENSIONS = [['scenario', 'Scenario'], ['agent', 'Agent'], ['model', 'Model'], ['tier', 'Tier']];
+const RUNS_PAGE = 50;
+
+function keyText(key) {
+  return key === null || key === undefined || key === '' ? '(none)' : String(key);
+}
+
+function breakdownSection(name, label, rows) {
+  if (!rows || rows.length === 0) return null;
+  const chart = rows.length > 1
+    ? barChart({
+      title: `Pass rate by ${name}`,
+      bars: rows.map((r) => ({label: keyText(r.key), value: passRate(r.successfulRuns, r.runs),
+                              note: `(${r.successfulRuns}/${r.runs})`})),
+      xLabel: 'pass rate', max: 1, format: (v) => `${Math.round(v * 100)}%`,
+    })
+    : null;
+  return h('div', {class: 'breakdown', 'data-dimension': name},
+    h('h3', null, `By ${name}`),
+    chart,
+    table({
+      columns: [
+        {key: 'key', label, render: (r) => keyText(r.key)},
+        {key: 'runs', label: 'Runs', num: true, render: (r) => fmt.int(r.runs)},
+        {key: 'passed', label: 'Passed', num: true, render: (r) => fmt.int(r.successfulRuns)},
+        {key: 'rate', label: 'Pass rate', num: true, render: (r) => fmt.pct(passRate(r.successfulRuns, r.runs))},
+        {key: 'avg', label: 'Mean score', num: true, render: (r) => fmt.score(r.avgScore)},
+        {key: 'range', label: 'Min – max', num: true, render: (r) => `${fmt.score(r.minScore)} – ${fmt.score(r.maxScore)}`},
+      ],
+      rows,
+    }));
+}
+
+function metadataList(batch) {
+  const m = batch.metadata || {};
+  const items = [
+    ['Suite', words(m.suite)],
+    ['Agents', words(m.agent, 8)],
+    ['Models', words(m.model, 8)],
+    ['Scenarios', words(m.scenario, 8)],
+    ['Tiers', words(m.tier || m.tiers, 8)],
+    ['Sandbox', words(m.sandbox)],
+    ['Judge', words(m.judge)],
+    ['Specialist', words(m.specialist)],
+    ['Cells planned', m.plannedCells !== undefined ? fmt.int(m.plannedCells) : ''],
+    ['Invocations', m.invocations !== undefined ? fmt.int(m.invocations) : ''],
+    ['Harness', words(m.harnessVersion)],
+  ].filter(([, v]) => v);
+  return h('dl', {class: 'kv'}, items.map(([k, v]) => [h('dt', null, k), h('dd', null, v)]));
+}
+
+function options(values, current) {
+  const list = [...new Set(values.filter((v) => v !== null && v !== undefined && v !== '').map(String))].sort();
+  if (current && !list.includes(current)) list.push(current);
+  return [h('option', {value: ''}, 'any'), list.map((v) => h('option', {value: v, selected: v === current}, v))];
+}
+
+function runColumns() {
+  return [
+    {key: 'runId', label: 'Run', render: (r) => link(`/runs/${encodeURIComponent(r.runId)}`, r.runId)},
+    {key: 'status', label: 'Status', render: (r) => badge(r.status)},
+    {key: 'scenario', label: 'Scenario', render: (r) => r.scenario},
+    {key: 'tier', label: 'Tier'},
+    {key: 'agent', label: 'Agent'},
+    {key: 'model', label: 'Model'},
+    {key: 'iteration', label: 'Iter.', num: true, render: (r) => (r.metadata && r.metadata.iteration) || '—'},
+    {key: 'totalScore', label: 'Score', num: true, render: (r) => fmt.score(r.totalScore)},
+    {key: 'isSuccessful', label: 'Success', render: (r) => (r.isSuccessful ? '✓ yes' : '✗ no')},
+    {key: 'failureClass', label: 'Failure'},
+    {key: 'startedAt', label: 'Started', render: (r) => fmt.date(r.startedAt)},
+  ];
+}
+
+route('/batches/:id', async (ctx) => {
+  const {root, params, query} = ctx;
+  const id = params.id;
+  setTitle(id, 'Batch');
+  root.append(h('p', {class: 'crumbs'}, link('/batches', '← Batches')), h('h1', null, 'Batch ', h('code', null, id)),
+              spinner('Loading the batch…'));
+  const {data: batch} = await api(`/batches/${encodeURIComponent(id)}`, {runs: 0});
+  const b = batch.breakdowns || {};
+  const filters = {};
+  for (const f of FILTERS) if (query.get(f)) filters[f] = query.get(f);
+  const cursor = query.get('cursor') || '';
+
+  const selects = FILTERS.map((f) => {
+    const values = f === 'status' ? RUN_STATUSES : (b[f] || []).map((r) => r.key);
+    const select = h('select', {name: f, 'aria-label': `filter by ${f}`}, options(values, filters[f] || ''));
+    select.addEventListener('change', () => ctx.setQuery({[f]: select.value, cursor: null}, {replace: false}));
+    return h('label', null, f, select);
+  });
+  const anyFilter = Object.keys(filters).length > 0;
+  const runsSlot = h('div', {class: 'runs'}, spinner('Loading runs…'));
+
+  root.replaceChildren(
+    h('p', {class: 'crumbs'}, link('/batches', '← Batches')),
+    h('h1', null, 'Batch ', h('code', null, batch.batchId)),
+    h('p', {class: 'subtitle'}, `created ${fmt.date(batch.createdAt)}`,
+      batch.completedAt ? `, completed ${fmt.date(batch.completedAt)}` : ', not completed', ' · ',
+      link(`/compare?a=${encodeURIComponent(batch.batchId)}`, 'Compare with…'), ' · ',
+      link(`/regressions?candidate=${encodeURIComponent(batch.batchId)}`, 'Regressions')),
+    statCards([
+      {label: 'Runs', value: fmt.int(batch.totalRuns)},
+      {label: 'Successful', value: fmt.int(batch.successfulRuns)},
+      {label: 'Pass rate', value: fmt.pct(passRate(batch.successfulRuns, batch.totalRuns))},
+      {label: 'Mean score', value: fmt.score(batch.avgScore)},
+      {label: 'Mean weighted score', value: fmt.score(batch.avgWeightedScore)},
+    ]),
+    section('Configuration', metadataList(batch)),
+    section('Breakdowns', h('div', {class: 'grid-2'},
+      DIMENSIONS.map(([name, label]) => breakdownSection(name, label, b[name])))),
+    section('Runs',
+      h('form', {class: 'filters', 'aria-label': 'run filters'}, selects,
+        anyFilter ? h('button', {type: 'button', class: 'clear',
+                                 onclick: () => ctx.setQuery(Object.fromEntries([...FILTERS, 'cursor'].map((f) => [f, null])),
+                                                             {replace: false})}, 'Clear filters') : null),
+      runsSlot),
+  );
+  ready(root);
+
+  try {
+    const {data: runs, headers} = await api('/runs', {batchId: batch.batchId, ...filters, limit: RUNS_PAGE, cursor});
+    const next = headers.get('x-next-cursor');
+    runsSlot.replaceChildren(
+      table({columns: runColumns(), rows: runs || [], rowKey: (r) => r.runId,
+             empty: anyFilter ? 'No run matches these filters.' : 'This batch holds no runs.'}),
+      h('nav', {class: 'pager', 'aria-label': 'run pages'},
+        cursor ? h('button', {type: 'button', class: 'first', onclick: () => ctx.setQuery({cursor: null}, {replace: false})},
+                   '⇤ First page') : null,
+        h('span', {class: 'pager-text'}, `${fmt.int((runs || []).length)} run${(runs || []).length === 1 ? '' : 's'} shown`),
+        next ? h('button', {type: 'button', class: 'next', onclick: () => ctx.setQuery({cursor: next}, {replace: false})},
+                 'Next runs →') : null));
+  } catch (err) {
+    runsSlot.replaceChildren(errorBox(err));
+  }
+});
