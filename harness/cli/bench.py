@@ -34,6 +34,7 @@ _COMMAND_MODULES = (
     ("harness.cli.analysis_cmd", "leaderboard"),
     ("harness.cli.analysis_cmd", "regressions"),
     ("harness.cli.analysis_cmd", "costs"),
+    ("harness.cli.html_report_cmd", "report"),
 )
 
 

@@ -443,16 +443,17 @@ def _signed(fmt: Formatter) -> Formatter:
 
 
 def delta_chart(items: Sequence[tuple[str, Number | None, Number | None, Number | None]], *, title: str,
-                value_format: Formatter | None = None, positive: str = "A higher", negative: str = "B higher",
-                missing: str = "unknown") -> str:
+                value_format: Formatter | None = None, tick_format: Formatter | None = None,
+                positive: str = "A higher", negative: str = "B higher", missing: str = "unknown") -> str:
     """Horizontal bars of differences ``(label, value, low, high)`` drawn from a zero line, to
     the right when positive (named ``positive`` in the legend) and to the left when negative
     (``negative``, another colour and a hatched fill). Low and high (both known) draw an
     interval whisker that may cross zero; the value and its interval are written in a column
-    on the right, with their signs. A ``None`` value draws a hatched placeholder reading
-    ``missing``."""
+    on the right, with their signs (``tick_format`` writes the axis, default compact numbers).
+    A ``None`` value draws a hatched placeholder reading ``missing``."""
     base: Formatter = value_format or number
     fmt = _signed(base)
+    tick = _signed(tick_format or number)
     pid = _chart_id("delta", title, tuple(items), positive, negative, missing)
     if not items:
         return _empty(pid, title)
@@ -500,7 +501,7 @@ def delta_chart(items: Sequence[tuple[str, Number | None, Number | None, Number 
         dash = "" if i == 0 else ' stroke-dasharray="3 3"'
         body.append(f'<line x1="{_n(tx)}" y1="{y_start - 4}" x2="{_n(tx)}" y2="{_n(y_end)}" stroke="{GRID}" '
                     f'stroke-width="1"{dash}/>')
-        body.append(_text(tx, y_start - 12, fmt(t), size=11, anchor="middle", fill=MUTED))
+        body.append(_text(tx, y_start - 12, tick(t), size=11, anchor="middle", fill=MUTED))
     summary = []
     for i, (label, value, low, high) in enumerate(rows):
         y = y_start + i * row_h + (row_h - bar_h) / 2
