@@ -651,6 +651,7 @@ def _agent_and_evaluate(scenario: Scenario, prompt: TierPrompt, options: RunOpti
         "dependencyChanges": [vars(c) for c in diff.dependency_changes[:200]],
         "truncated": diff.truncated,
     }
+    record.diff = diff.patch or None
     stage("grading")
     grading_started = time.monotonic()
     timings: dict[str, float] = {}

@@ -14,7 +14,7 @@ import traceback
 from datetime import datetime, timezone
 from typing import Any, Awaitable, Callable
 
-from worker import analysis_api, dashboard, store
+from worker import analysis_api, dashboard, dashboard_api, store
 from worker.config import WorkerConfig
 from worker.messages import HttpError, Request, Response, json_response
 from worker.schema import BATCH_FIELDS, RUN_FIELDS, STRESS_FIELDS, parse_json_body, validate_object
@@ -23,6 +23,7 @@ from worker.storage import Storage, StorageError
 Handler = Callable[["WorkerApp", Request, dict[str, str]], Awaitable[Response]]
 
 NEXT_CURSOR_HEADER = "x-next-cursor"
+TOTAL_COUNT_HEADER = "x-total-count"
 # What /health says this is: clients check it before they store anything, so a URL that
 # answers 200 to anything (any web server) is never taken for a results store.
 SERVICE_NAME = "zebench-results"
@@ -117,7 +118,7 @@ class WorkerApp:
         origin = request.header("origin")
         if self.origin_allowed(origin):
             response.headers["access-control-allow-origin"] = origin  # type: ignore[assignment]
-            response.headers["access-control-expose-headers"] = "X-Next-Cursor"
+            response.headers["access-control-expose-headers"] = "X-Next-Cursor, X-Total-Count"
             response.headers["vary"] = "Origin"
 
     def _preflight(self, request: Request, methods: dict[str, Handler]) -> Response:
@@ -164,14 +165,27 @@ class WorkerApp:
 
     async def run_transcript(self, request: Request, params: dict[str, str]) -> Response:
         run = await self._require_run(params["runId"])
+        if request.query:  # offset/limit: a page of entries; entry: one whole entry
+            return json_response(200, await dashboard_api.transcript_page(self.storage, run["runId"], request.query))
         return json_response(200, await store.get_transcript(self.storage, run["runId"]))
 
+    async def run_diff(self, request: Request, params: dict[str, str]) -> Response:
+        run = await self._require_run(params["runId"])
+        return json_response(200, await dashboard_api.run_diff(self.storage, run))
+
     async def list_batches(self, request: Request, params: dict[str, str]) -> Response:
+        if set(request.query) & {"q", "sort", "order", "offset"}:
+            batches, total = await dashboard_api.search_batches(self.storage, request.query)
+            return json_response(200, batches, {TOTAL_COUNT_HEADER: str(total)})
         batches, cursor = await store.list_batches(self.storage, request.query)
         return json_response(200, batches, _cursor_header(cursor))
 
     async def get_batch(self, request: Request, params: dict[str, str]) -> Response:
-        batch = await store.get_batch(self.storage, params["batchId"])
+        unknown = sorted(set(request.query) - {"runs"})
+        if unknown:
+            raise HttpError(400, f"unknown query parameter: {unknown[0]}", "accepted: runs (0 leaves the runs out)")
+        include_runs = request.query.get("runs", "1") not in ("0", "false")
+        batch = await store.get_batch(self.storage, params["batchId"], include_runs=include_runs)
         if batch is None:
             raise HttpError(404, "batch not found", f"no batch {params['batchId']}")
         return json_response(200, batch)
@@ -240,6 +254,26 @@ class WorkerApp:
     async def batch_profile(self, request: Request, params: dict[str, str]) -> Response:
         return json_response(200, await analysis_api.batch_profile_route(self.storage, params["batchId"]))
 
+    # ------------------------------------------------------------------ dashboard views
+
+    async def overview(self, request: Request, params: dict[str, str]) -> Response:
+        return json_response(200, await dashboard_api.overview(self.storage, request.query, self.now_ms()))
+
+    async def overview_regressions(self, request: Request, params: dict[str, str]) -> Response:
+        return json_response(200, await dashboard_api.overview_regressions(self.storage, request.query, self.now_ms()))
+
+    async def compare_runs(self, request: Request, params: dict[str, str]) -> Response:
+        return json_response(200, await dashboard_api.compare_runs(self.storage, request.query))
+
+    async def datasets(self, request: Request, params: dict[str, str]) -> Response:
+        return json_response(200, await dashboard_api.datasets(self.storage, request.query))
+
+    async def fleets(self, request: Request, params: dict[str, str]) -> Response:
+        return json_response(200, await dashboard_api.fleets(self.storage, request.query))
+
+    async def fleet(self, request: Request, params: dict[str, str]) -> Response:
+        return json_response(200, await dashboard_api.fleet(self.storage, params["batchId"]))
+
     async def _require_run(self, run_id: str) -> dict[str, Any]:
         run = await store.get_run(self.storage, run_id)
         if run is None:
@@ -278,6 +312,13 @@ ROUTES: tuple[tuple[str, str, Handler], ...] = (
     ("/api/stress", "GET", WorkerApp.list_stress),
     ("/api/stress", "POST", WorkerApp.post_stress),
     ("/api/stress/{id}", "GET", WorkerApp.get_stress),
+    ("/api/runs/{runId}/diff", "GET", WorkerApp.run_diff),
+    ("/api/overview", "GET", WorkerApp.overview),
+    ("/api/overview/regressions", "GET", WorkerApp.overview_regressions),
+    ("/api/compare/runs", "GET", WorkerApp.compare_runs),
+    ("/api/datasets", "GET", WorkerApp.datasets),
+    ("/api/fleets", "GET", WorkerApp.fleets),
+    ("/api/fleets/{batchId}", "GET", WorkerApp.fleet),
 )
 
 

@@ -104,11 +104,11 @@ SCHEMAS["StressRun"] = {
     "allOf": [_ref("StressRunSummary"), _obj({"steps": {"type": "array", "items": _OBJ}})],
 }
 SCHEMAS["BatchDetail"] = {
-    "allOf": [_ref("Batch"), _obj({
+    "allOf": [_ref("Batch"), {"type": "object", "required": ["breakdowns"], "properties": {
         "breakdowns": _obj({k: {"type": "array", "items": _ref("Breakdown")}
                             for k in ("scenario", "agent", "model", "tier")}),
-        "runs": {"type": "array", "items": _ref("Run")},
-    })],
+        "runs": {"type": "array", "items": _ref("Run"), "description": "Left out with runs=0"},
+    }}],
 }
 SCHEMAS["PostBatchResponse"] = _obj({
     "success": {"const": True}, "batchId": _STR,
@@ -150,6 +150,20 @@ _STRESS_FILTER_PARAMS = [
     {"name": "status", "in": "query", "schema": {"enum": list(STRESS_STATUSES)}},
 ]
 _STRESS_ID = [{"name": "id", "in": "path", "required": True, "schema": _STR}]
+_TOTAL = {"X-Total-Count": {"description": "How many batches match the search.", "schema": _STR}}
+_BATCH_SEARCH_PARAMS = [
+    {"name": "q", "in": "query", "schema": _STR, "description": "Text in the batch id or its metadata"},
+    {"name": "sort", "in": "query", "schema": {"enum": ["createdAt", "batchId", "runs", "passRate", "avgScore"]}},
+    {"name": "order", "in": "query", "schema": {"enum": ["asc", "desc"]}},
+    {"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0}},
+]
+_TRANSCRIPT_PARAMS = [
+    {"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0}},
+    {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 200, "default": 50}},
+    {"name": "entry", "in": "query", "schema": {"type": "integer", "minimum": 0}},
+]
+# The dashboard's views answer objects whose fields docs/dashboard.md describes.
+_DASH = {"type": "object"}
 # The analysis routes answer objects whose fields docs/analysis.md describes.
 _ANALYSIS = {"type": "object"}
 
@@ -211,12 +225,42 @@ def openapi_document() -> dict[str, Any]:
             "A run's evaluations", _json({"type": "array", "items": _ref("Evaluation")}), _RUN_ID, True),
         "/api/runs/{runId}/telemetry": _get("A run's telemetry", _json(_ref("Telemetry")), _RUN_ID, True),
         "/api/runs/{runId}/transcript": _get(
-            "A run's transcript (null when none was posted)", _json(_ref("Transcript")), _RUN_ID, True),
-        "/api/batches": _get("Batches with aggregates, newest first",
-                             _json({"type": "array", "items": _ref("Batch")}, headers=_CURSOR),
-                             _PAGE_PARAMS, query=True),
+            "A run's transcript (null when none was posted); with offset/limit a page of entry summaries "
+            "(contents cut at 2,000 characters), with entry one whole entry",
+            _json({"anyOf": [_ref("Transcript"), _DASH]}), [*_RUN_ID, *_TRANSCRIPT_PARAMS], True, query=True),
+        "/api/runs/{runId}/diff": _get(
+            "A run's workspace diff (unified diff text; patch is null when none was posted)",
+            _json(_obj({"runId": _STR, "patch": _NSTR, "truncated": _BOOL, "summary": _NSTR,
+                        "changedFiles": {"type": "array", "items": _STR}})), _RUN_ID, True),
+        "/api/overview": _get(
+            "Totals, runs per UTC day (count, pass rate, mean score) and the ten latest batches",
+            _json(_DASH), [{"name": "days", "in": "query", "schema": {"type": "integer", "minimum": 1,
+                                                                      "maximum": 366, "default": 30}}], query=True),
+        "/api/overview/regressions": _get(
+            "The latest batch against the previous batch of its agent: the scenarios that regressed",
+            _json(_DASH), query=True),
+        "/api/compare/runs": _get(
+            "Two runs' tool-call sequences and the index of the first call where they differ",
+            _json(_DASH), [{"name": "a", "in": "query", "required": True, "schema": _STR},
+                           {"name": "b", "in": "query", "required": True, "schema": _STR}],
+            not_found=True, query=True),
+        "/api/datasets": _get(
+            "Dataset runs per dataset, provider and model: pass rate with a Wilson interval, latency "
+            "percentiles, cost", _json(_DASH),
+            [{"name": "batchId", "in": "query", "schema": _STR}, {"name": "dataset", "in": "query", "schema": _STR}],
+            query=True),
+        "/api/fleets": _get("Fleet runs (batches whose metadata has kind fleet), newest first",
+                            _json({"type": "array", "items": _OBJ}), query=True),
+        "/api/fleets/{batchId}": _get(
+            "A fleet run's repository x provider x profile cells", _json(_DASH), _BATCH_ID, True),
+        "/api/batches": _get("Batches with aggregates, newest first; with q, sort, order or offset a page "
+                             "of a search, with the number of matches in X-Total-Count",
+                             _json({"type": "array", "items": _ref("Batch")}, headers={**_CURSOR, **_TOTAL}),
+                             [*_PAGE_PARAMS, *_BATCH_SEARCH_PARAMS], query=True),
         "/api/batches/{batchId}": _get(
-            "A batch with aggregates, breakdowns and runs", _json(_ref("BatchDetail")), _BATCH_ID, True),
+            "A batch with aggregates, breakdowns and runs (runs=0 leaves the runs out)",
+            _json(_ref("BatchDetail")), [*_BATCH_ID, {"name": "runs", "in": "query", "schema": {"enum": ["0", "1"]}}],
+            True, query=True),
         "/api/compare": _get(
             "A against B on the cells both ran: per metric the means, A - B with an interval, the test, p, "
             "effect size, MDE, pairs needed and a verdict; per scenario with Holm's correction (docs/analysis.md)",

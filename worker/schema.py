@@ -28,6 +28,7 @@ MAX_DETAILS_BYTES = 256 * 1024
 MAX_METADATA_BYTES = 64 * 1024
 MAX_EVALUATIONS = 500
 MAX_LATENCIES = 10_000
+MAX_DIFF_CHARS = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,8 @@ RUN_FIELDS = (
     Field("telemetry", "object", nullable=True, item=TELEMETRY_FIELDS),
     Field("transcript", "array", nullable=True, item=Field("message", "object", required=True),
           description="Messages and tool calls; stored apart from the run and size-capped."),
+    Field("diff", "string", nullable=True, max_length=MAX_DIFF_CHARS,
+          description="The workspace's unified diff against the fixture; stored apart from the run."),
 )
 
 BATCH_FIELDS = (

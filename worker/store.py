@@ -66,7 +66,12 @@ def _int(value: Any) -> int:
 
 
 def content_hash(run: dict[str, Any]) -> str:
-    """The identity of a run's content, used to tell a retry (same) from a conflict (different)."""
+    """The identity of a run's content, used to tell a retry (same) from a conflict (different).
+
+    A run without a diff hashes as it did before runs could carry one, so a run spooled by an
+    older harness and posted again is still recognised as the same run."""
+    if run.get("diff") is None:
+        run = {k: v for k, v in run.items() if k != "diff"}
     return hashlib.sha256(_dumps(run).encode("utf-8")).hexdigest()
 
 
@@ -217,6 +222,10 @@ def run_statements(run: dict[str, Any], digest: str, now_ms: int) -> list[Statem
                 "INSERT INTO transcripts (run_id, chunk_index, content, truncated) VALUES (?, ?, ?, ?)",
                 (run_id, index, chunk, int(truncated)),
             ))
+    if run.get("diff"):
+        for index, chunk in enumerate(split_chunks(run["diff"])):
+            statements.append(Statement(
+                "INSERT INTO run_diffs (run_id, chunk_index, content) VALUES (?, ?, ?)", (run_id, index, chunk)))
     return statements
 
 
@@ -282,6 +291,12 @@ async def get_transcript(db: Storage, run_id: str) -> dict[str, Any] | None:
         "transcript": json.loads("".join(r["content"] for r in rows)),
         "truncated": bool(rows[0]["truncated"]),
     }
+
+
+async def get_diff(db: Storage, run_id: str) -> str | None:
+    """The run's unified diff text, or None when none was posted."""
+    rows = await db.all("SELECT content FROM run_diffs WHERE run_id = ? ORDER BY chunk_index", (run_id,))
+    return "".join(r["content"] for r in rows) if rows else None
 
 
 def _filter_value(name: str, value: str) -> Any:

@@ -144,6 +144,7 @@ class RunRecord:
     evaluations: list[EvaluationRecord] = field(default_factory=list)
     telemetry: Telemetry | None = None
     transcript: list[dict[str, Any]] | None = None
+    diff: str | None = None  # the workspace's unified diff against the fixture (capped)
 
     def to_wire(self) -> dict[str, Any]:
         """The POST /api/results body."""
@@ -174,6 +175,8 @@ class RunRecord:
             body["telemetry"] = self.telemetry.to_wire()
         if self.transcript is not None:
             body["transcript"] = self.transcript
+        if self.diff:
+            body["diff"] = self.diff
         return body
 
     @classmethod
