@@ -44,6 +44,13 @@ function setAttrs(el, attrs) {
   }
 }
 
+/** Replace the children of ``el`` (same children rules as h: null and false skipped, arrays flattened). */
+export function fill(el, ...children) {
+  el.replaceChildren();
+  append(el, children);
+  return el;
+}
+
 /** An element: h('a', {href: '/x', class: 'c', onclick: fn}, 'text', node, [more]). */
 export function h(tag, attrs, ...children) {
   const el = document.createElement(tag);

@@ -1,5 +1,5 @@
 // One batch: aggregates, breakdowns by scenario, agent, model and tier, and its runs with filters.
-import {api, badge, errorBox, fmt, h, link, ready, route, section, setTitle, spinner, statCards, table}
+import {api, badge, errorBox, fill, fmt, h, link, ready, route, section, setTitle, spinner, statCards, table}
   from '../core.js';
 import {barChart} from '../charts.js';
 import {passRate, words} from './overview.js';
@@ -71,7 +71,7 @@ function runColumns() {
     {key: 'tier', label: 'Tier'},
     {key: 'agent', label: 'Agent'},
     {key: 'model', label: 'Model'},
-    {key: 'iteration', label: 'Iter.', num: true, render: (r) => (r.metadata && r.metadata.iteration) || '—'},
+    {key: 'iteration', label: 'Iter.', num: true, render: (r) => (r.metadata && typeof r.metadata.iteration === 'number' ? String(r.metadata.iteration) : '—')},
     {key: 'totalScore', label: 'Score', num: true, render: (r) => fmt.score(r.totalScore)},
     {key: 'isSuccessful', label: 'Success', render: (r) => (r.isSuccessful ? '✓ yes' : '✗ no')},
     {key: 'failureClass', label: 'Failure'},
@@ -100,7 +100,7 @@ route('/batches/:id', async (ctx) => {
   const anyFilter = Object.keys(filters).length > 0;
   const runsSlot = h('div', {class: 'runs'}, spinner('Loading runs…'));
 
-  root.replaceChildren(
+  fill(root, 
     h('p', {class: 'crumbs'}, link('/batches', '← Batches')),
     h('h1', null, 'Batch ', h('code', null, batch.batchId)),
     h('p', {class: 'subtitle'}, `created ${fmt.date(batch.createdAt)}`,
@@ -129,7 +129,7 @@ route('/batches/:id', async (ctx) => {
   try {
     const {data: runs, headers} = await api('/runs', {batchId: batch.batchId, ...filters, limit: RUNS_PAGE, cursor});
     const next = headers.get('x-next-cursor');
-    runsSlot.replaceChildren(
+    fill(runsSlot, 
       table({columns: runColumns(), rows: runs || [], rowKey: (r) => r.runId,
              empty: anyFilter ? 'No run matches these filters.' : 'This batch holds no runs.'}),
       h('nav', {class: 'pager', 'aria-label': 'run pages'},
@@ -139,6 +139,6 @@ route('/batches/:id', async (ctx) => {
         next ? h('button', {type: 'button', class: 'next', onclick: () => ctx.setQuery({cursor: next}, {replace: false})},
                  'Next runs →') : null));
   } catch (err) {
-    runsSlot.replaceChildren(errorBox(err));
+    fill(runsSlot, errorBox(err));
   }
 });

@@ -1,5 +1,5 @@
 // Batches: search, sort and pages done by the server; all of it in the URL.
-import {api, h, pager, ready, route, setTitle, spinner, table} from '../core.js';
+import {api, fill, h, pager, ready, route, setTitle, spinner, table} from '../core.js';
 import {batchColumns} from './overview.js';
 
 const PAGE_SIZE = 25;
@@ -30,7 +30,7 @@ route('/batches', async (ctx) => {
   const {data, headers} = await api('/batches', {q, sort, order, offset: (page - 1) * PAGE_SIZE, limit: PAGE_SIZE});
   const totalHeader = headers.get('x-total-count');
   const total = totalHeader === null ? null : parseInt(totalHeader, 10);
-  results.replaceChildren(
+  fill(results, 
     h('p', {class: 'muted result-count'},
       total === null ? '' : `${total.toLocaleString('en-US')} batch${total === 1 ? '' : 'es'}${q ? ` matching “${q}”` : ''}`),
     table({

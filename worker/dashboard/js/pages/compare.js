@@ -1,6 +1,6 @@
 // Compare: two batches or two filters (per metric and per scenario, with verdicts), or two runs
 // of one scenario (where their tool calls part ways, and both diffs side by side).
-import {api, badge, errorBox, fmt, h, link, ready, route, section, setTitle, spinner, statCards, table, verdictBadge}
+import {api, badge, errorBox, fill, fmt, h, link, ready, route, section, setTitle, spinner, statCards, table, verdictBadge}
   from '../core.js';
 import {barChart} from '../charts.js';
 import {diffView} from './run.js';
@@ -143,7 +143,7 @@ async function compareSides(ctx, a, b) {
   root.append(h('h1', null, 'Compare'), slot);
   const {data: r} = await api('/compare', {a, b});
   const score = (r.metrics || []).find((m) => m.metric === 'score');
-  slot.replaceChildren(
+  fill(slot, 
     h('p', {class: 'subtitle'}, 'A ', h('code', null, a), ' against B ', h('code', null, b), ' · ',
       link(`/compare?a=${encodeURIComponent(b)}&b=${encodeURIComponent(a)}`, 'swap sides'), ' · ',
       link('/compare', 'new comparison')),
@@ -216,7 +216,7 @@ async function compareRuns(ctx, runA, runB) {
   }
   const diffA = h('div', null, spinner('Loading the diff…'));
   const diffB = h('div', null, spinner('Loading the diff…'));
-  slot.replaceChildren(
+  fill(slot, 
     h('p', {class: 'subtitle'}, link(`/compare?runA=${encodeURIComponent(runB)}&runB=${encodeURIComponent(runA)}`, 'swap runs'),
       ' · ', link('/compare', 'new comparison')),
     d.sameScenario ? null : h('p', {class: 'note'}, `These runs are of different scenarios (${d.a.scenario} and ${d.b.scenario}): `
@@ -233,8 +233,8 @@ async function compareRuns(ctx, runA, runB) {
   );
   ready(root);
   const [va, vb] = await Promise.allSettled([diffView(runA), diffView(runB)]);
-  diffA.replaceChildren(va.status === 'fulfilled' ? va.value : errorBox(va.reason));
-  diffB.replaceChildren(vb.status === 'fulfilled' ? vb.value : errorBox(vb.reason));
+  fill(diffA, va.status === 'fulfilled' ? va.value : errorBox(va.reason));
+  fill(diffB, vb.status === 'fulfilled' ? vb.value : errorBox(vb.reason));
 }
 
 route('/compare', async (ctx) => {
@@ -248,6 +248,6 @@ route('/compare', async (ctx) => {
   setTitle('Compare');
   root.append(h('h1', null, 'Compare'), spinner());
   const form = await pickForm(ctx);
-  root.replaceChildren(h('h1', null, 'Compare'), form);
+  fill(root, h('h1', null, 'Compare'), form);
   ready(root);
 });

@@ -1,5 +1,5 @@
 // Overview: totals, pass rate and mean score by day, recent batches, the latest regressions.
-import {api, badge, errorBox, fmt, h, link, ready, route, section, setTitle, spinner, statCards, table}
+import {api, badge, errorBox, fill, fmt, h, link, ready, route, section, setTitle, spinner, statCards, table}
   from '../core.js';
 import {lineChart} from '../charts.js';
 
@@ -71,7 +71,7 @@ route('/', async (ctx) => {
   const timeline = data.timeline || [];
   const hasScores = timeline.some((d) => typeof d.avgScore === 'number');
   const scoreMax = Math.max(1, ...timeline.map((d) => (typeof d.avgScore === 'number' ? d.avgScore : 0)));
-  root.replaceChildren(
+  fill(root, 
     h('h1', null, 'Overview'),
     statCards([
       {label: 'Runs', value: fmt.int(t.totalRuns)},
@@ -114,8 +114,8 @@ route('/', async (ctx) => {
   ready(root);
   try {
     const {data: reg} = await api('/overview/regressions');
-    slot.replaceChildren(regressionsBlock(reg));
+    fill(slot, regressionsBlock(reg));
   } catch (err) {
-    slot.replaceChildren(errorBox(err));
+    fill(slot, errorBox(err));
   }
 });

@@ -1,6 +1,6 @@
 // One run: scores and each evaluator's details, telemetry, the phase timeline, the transcript
 // (pages of entries, long contents on request) and the workspace diff.
-import {api, badge, errorBox, fmt, h, link, ready, route, section, setTitle, spinner, statCards, table, tabs}
+import {api, badge, errorBox, fill, fmt, h, link, ready, route, section, setTitle, spinner, statCards, table, tabs}
   from '../core.js';
 import {s} from '../charts.js';
 
@@ -156,7 +156,7 @@ function entryNode(runId, entry) {
         content.textContent = typeof text === 'string' ? text : pretty(text);
         const full = (whole && Array.isArray(whole.tool_calls) ? whole.tool_calls : []).map((c) => toolCallBlock({
           id: c.id, name: c.name, arguments: c.arguments}));
-        if (full.length) calls.replaceChildren(...full);
+        if (full.length) fill(calls, full);
         more.remove();
       } catch (err) {
         more.replaceWith(errorBox(err));
@@ -185,7 +185,7 @@ async function transcriptView(runId) {
     status.textContent = total
       ? `${fmt.int(offset)} of ${fmt.int(total)} entries shown${data.truncated ? ' · the stored transcript was capped' : ''}`
       : 'No transcript stored for this run.';
-    moreSlot.replaceChildren();
+    fill(moreSlot);
     if (offset < total && entries.length > 0) {
       const more = h('button', {type: 'button', class: 'load-more'},
                      `Load ${fmt.int(Math.min(TRANSCRIPT_PAGE, total - offset))} more (${fmt.int(total - offset)} left)`);
@@ -195,7 +195,7 @@ async function transcriptView(runId) {
         try {
           await loadPage();
         } catch (err) {
-          moreSlot.replaceChildren(errorBox(err));
+          fill(moreSlot, errorBox(err));
         }
       });
       moreSlot.append(more);
@@ -336,7 +336,7 @@ route('/runs/:id', async (ctx) => {
   const {data} = await api(`/runs/${encodeURIComponent(id)}`);
   const {run, evaluations, telemetry} = data;
   const body = h('div', {class: 'tab-body', 'data-tab': tab});
-  root.replaceChildren(
+  fill(root, 
     h('p', {class: 'crumbs'}, run.batchId ? link(`/batches/${encodeURIComponent(run.batchId)}`, `← Batch ${run.batchId}`)
                                           : link('/batches', '← Batches')),
     h('h1', null, 'Run ', h('code', null, run.runId), ' ', badge(run.status)),
@@ -371,18 +371,18 @@ route('/runs/:id', async (ctx) => {
       api(`/runs/${encodeURIComponent(run.runId)}/profile`), otherRuns(run)]);
     if (profile.status === 'fulfilled') {
       const p = profile.value.data;
-      phasesSlot.replaceChildren(phaseTimeline(p.phases), p.summary ? h('p', {class: 'muted'}, p.summary) : null);
+      fill(phasesSlot, phaseTimeline(p.phases), p.summary ? h('p', {class: 'muted'}, p.summary) : null);
     } else {
-      phasesSlot.replaceChildren(errorBox(profile.reason));
+      fill(phasesSlot, errorBox(profile.reason));
     }
-    othersSlot.replaceChildren(others.status === 'fulfilled' ? others.value : errorBox(others.reason));
+    fill(othersSlot, others.status === 'fulfilled' ? others.value : errorBox(others.reason));
   } else {
     // The tab's own content is what this view is for: ready once it is in.
     body.append(spinner(tab === 'transcript' ? 'Loading the transcript…' : 'Loading the diff…'));
     try {
-      body.replaceChildren(await (tab === 'transcript' ? transcriptView(run.runId) : diffView(run.runId)));
+      fill(body, await (tab === 'transcript' ? transcriptView(run.runId) : diffView(run.runId)));
     } catch (err) {
-      body.replaceChildren(errorBox(err));
+      fill(body, errorBox(err));
     }
     ready(root);
   }
