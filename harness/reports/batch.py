@@ -47,13 +47,16 @@ from worker.analysis.stats import percentile, wilson_interval
 Entry = Mapping[str, Any]
 
 DIMENSIONS = (("scenario", "Scenario"), ("agent", "Agent"), ("model", "Model"), ("tier", "Tier"))
-STATUSES = (("completed", "green"), ("failed", "vermillion"), ("timeout", "orange"),
-            ("budget_exceeded", "purple"), ("error", "grey"))
+# The outcome of a run in the outcome chart: its status, with "completed" split by whether it passed.
+OUTCOMES = (("passed", "green"), ("completed, not passed", "sky"), ("failed", "vermillion"),
+            ("timeout", "orange"), ("budget exceeded", "purple"), ("error", "grey"))
 STATUS_TONES = {"completed": "ok", "failed": "bad", "timeout": "warn", "budget_exceeded": "warn", "error": "bad"}
 FAILURE_CLASSES = ("agent", "validation", "judge", "infra", "harness")
 DATASET_TIER = "dataset"
 ALL_RUNS = 10**9  # list_runs follows the store's pages until it has them all
 NONE_LABEL = "(none)"
+NO_CLASS = "not passed"  # a run that completed without passing has no failure class
+REASONS_FETCHED = 200  # at most this many failed runs are read whole to say why they failed
 
 
 class BatchNotFound(LookupError):
@@ -100,7 +103,31 @@ def collect_batch(client: Any, batch_id: str) -> dict[str, Any]:
         state = None
     if state is not None:
         data["cells"] = state.describe()
+    _evaluation_reasons(client, data["failures"])
     return data
+
+
+def evaluation_reason(evaluations: Sequence[Any]) -> str | None:
+    """The first evaluation that did not give full marks, as "name 0.00/1.00: its first line"."""
+    for e in evaluations:
+        if e.status != "ok" or e.score < e.max_score:
+            detail = _first_line(e.details, 200)
+            head = f"{e.evaluator_name} {e.status}" if e.status != "ok" else \
+                f"{e.evaluator_name} {e.score:.2f}/{e.max_score:.2f}"
+            return f"{head}: {detail}" if detail else head
+    return None
+
+
+def _evaluation_reasons(client: Any, failures: Sequence[dict[str, Any]]) -> None:
+    """Fill the reason of failed runs that recorded none from their evaluations (``GET
+    /api/runs/:id``), for the first :data:`REASONS_FETCHED` of them."""
+    for entry in [f for f in failures if not f.get("reason")][:REASONS_FETCHED]:
+        try:
+            full = client.get_run(entry["run_id"])
+        except Exception:  # noqa: BLE001 - a missing reason is shown as "—"
+            continue
+        if full is not None:
+            entry["reason"] = evaluation_reason(full.evaluations)
 
 
 def _float(value: Any) -> float | None:
@@ -285,7 +312,7 @@ def batch_data(batch: Any, runs: Sequence[Any], telemetry: Mapping[str, Mapping[
             "duration_p50_ms": percentile(durations, 50),
             "duration_unknown_runs": len(counted) - len(durations),
             "statuses": dict(Counter(e["status"] for e in counted)),
-            "failure_classes": dict(Counter(e["failure_class"] or "none" for e in failures)),
+            "failure_classes": dict(Counter(e["failure_class"] or NO_CLASS for e in failures)),
             "failures": len(failures),
         },
         "breakdowns": breakdowns,
@@ -423,18 +450,26 @@ def _outcomes(data: Entry) -> str:
         return paragraph("No runs in this batch.", cls="note")
     by_setup: dict[str, Counter] = defaultdict(Counter)
     for r in counted:
-        by_setup[str(r.get("provider"))][r.get("status")] += 1
-    names = [name for name, _ in STATUSES]
-    extra = sorted({str(r.get("status")) for r in counted} - set(names))
-    series = [*STATUSES, *((name, "black") for name in extra)]
+        by_setup[str(r.get("provider"))][_outcome(r)] += 1
+    names = [name for name, _ in OUTCOMES]
+    extra = sorted({_outcome(r) for r in counted} - set(names))
+    series = [*OUTCOMES, *((name, "black") for name in extra)]
     items = [(setup, [by_setup[setup].get(name, 0) for name, _ in series]) for setup in sorted(by_setup)]
-    headers = ["Agent / model", *(name.replace("_", " ") for name, _ in series), "Runs"]
+    headers = ["Agent / model", *(name for name, _ in series), "Runs"]
     rows = [[setup, *values, sum(values)] for setup, values in items]
     return "\n".join([
-        figure(stacked_bar_chart(items, title="Run status by agent and model",
-                                 series=[(name.replace("_", " "), colour) for name, colour in series])),
-        table(headers, rows, numeric=headers[1:], caption="Runs by status (latest attempts)."),
+        figure(stacked_bar_chart(items, title="Outcome by agent and model", series=series),
+               caption="Passed: completed and successful; completed, not passed: the run finished below the "
+                       "bar; the others are the run's status."),
+        table(headers, rows, numeric=headers[1:], caption="Runs by outcome (latest attempts)."),
     ])
+
+
+def _outcome(run: Entry) -> str:
+    status = str(run.get("status") or "unknown")
+    if status == "completed":
+        return "passed" if run.get("successful") else "completed, not passed"
+    return status.replace("_", " ")
 
 
 def _latency_section(latency: Sequence[Entry]) -> str:
@@ -476,18 +511,18 @@ def _failures(data: Entry) -> str:
     failures = data.get("failures") or []
     if not failures:
         return paragraph("Every counted run passed.", cls="note")
-    classes = Counter(r.get("failure_class") or "none" for r in failures)
+    classes = Counter(r.get("failure_class") or NO_CLASS for r in failures)
     order = [c for c in FAILURE_CLASSES if c in classes] + sorted(set(classes) - set(FAILURE_CLASSES))
     chart = bar_chart([(name, classes[name], None, None) for name in order], title="Failures by class",
                       value_format=lambda v: f"{v:,.0f}")
     headers = ["Run", "Scenario", "Tier", "Agent", "Model", "Status", "Failure class", "Score", "Why"]
     rows = [[r.get("run_id"), f"{r.get('suite')}/{r.get('scenario')}", _tier(r), r.get("agent"), r.get("model"),
-             _status_badge(r.get("status")), r.get("failure_class") or "none", _score(r.get("score")),
+             _status_badge(r.get("status")), r.get("failure_class") or NO_CLASS, _score(r.get("score")),
              r.get("reason")] for r in failures]
     return "\n".join([
         figure(chart, caption="Failure classes: agent (the agent's own doing), validation (a gating command or an "
-                              "ungradable workspace), judge, infra (the provider or the machine), harness; none: "
-                              "completed below the bar."),
+                              "ungradable workspace), judge, infra (the provider or the machine), harness; "
+                              f"{NO_CLASS}: completed below the bar."),
         table(headers, rows, numeric=["Score"], caption="Runs that did not pass (latest attempts)."),
     ])
 
