@@ -35,6 +35,7 @@ _COMMAND_MODULES = (
     ("harness.cli.analysis_cmd", "regressions"),
     ("harness.cli.analysis_cmd", "costs"),
     ("harness.cli.html_report_cmd", "report"),
+    ("harness.cli.view_cmd", "view"),
 )
 
 
@@ -50,6 +51,7 @@ bench runs coding agents on scenario fixtures, scores every run and stores it.
   bench batches                                 the batches stored; `bench batch ID` for one
   bench compare BATCH_A BATCH_B                 which is better, with intervals and p-values
   bench leaderboard --by agent,model            ranked on comparable runs, with rank ranges
+  bench view                                    the web dashboard of the stored results
 
 Runs are stored in results/bench.db unless --worker-url or $ZE_BENCHMARKS_WORKER_URL names a
 results worker. `bench --help` lists the commands; `bench run --help` every run option."""
