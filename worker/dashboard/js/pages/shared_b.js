@@ -197,7 +197,8 @@ function niceTicks(hi, count = 4) {
   const mag = Math.pow(10, Math.floor(Math.log10(raw)));
   const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((m) => hi / m <= count) || 10 * mag;
   const out = [];
-  for (let v = 0; v <= hi + step * 1e-9; v += step) out.push(Number(v.toFixed(10)));
+  // From 0 up to the first tick at or above hi, so that the top tick bounds every value.
+  for (let v = 0; out.length === 0 || out[out.length - 1] < hi - step * 1e-9; v += step) out.push(Number(v.toFixed(10)));
   return out;
 }
 
