@@ -212,8 +212,8 @@ def _metrics(result: Entry) -> str:
     why = [(str(m.get("label")), m.get("why"), m.get("notes") or []) for m in metrics if m.get("why") or m.get("notes")]
     if why:
         items = "".join(
-            f"<li><strong>{escape(label)}</strong>: {escape(text or '')}"
-            + "".join(f" {escape(note)}." for note in notes) + "</li>"
+            f"<li><strong>{escape(label)}</strong>: "
+            + escape("; ".join(str(part).rstrip(".") for part in [text, *notes] if part) + ".") + "</li>"
             for label, text, notes in why)
         parts.append(f'<h3>Why these tests</h3>\n<ul class="note">{items}</ul>')
     return "\n".join(parts)
