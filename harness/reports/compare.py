@@ -184,8 +184,8 @@ def _headline(result: Entry) -> Markup:
         ("p (score)", _p(score.get("p")), score.get("test")),
         ("Mean score", f"{_num(score.get('meanA'))} vs {_num(score.get('meanB'))}", "A vs B"),
         ("Success rate A − B", _num(success.get("difference")), success.get("verdict")),
-        ("Paired cells", f"{cells.get('paired', 0):,}", f"in {score.get('clusters', 0)} scenarios"
-         if score.get("clusters") else None),
+        ("Paired cells", f"{cells.get('paired', 0):,}",
+         f"in {score['clusters']} scenario{'' if score['clusters'] == 1 else 's'}" if score.get("clusters") else None),
     ])
 
 
