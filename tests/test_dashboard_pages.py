@@ -284,11 +284,37 @@ def test_compare_two_batches_shows_verdicts(page: Any, dashboard: Dashboard) -> 
     assert f"{SUITE}/{SCENARIO}" in _texts(scenarios, "td[data-col=scenario]")
     assert scenarios.locator("td[data-col=verdict] [data-verdict]").count() >= 1
     assert scenarios.locator("svg.bar-chart[role=img]").count() == 1
+    # Intervals by scenario come after the first content (the runs are read once more).
+    scenarios.locator(".scenario-slot[data-intervals=loaded]").wait_for()
+    assert "interval (Welch)" in scenarios.locator("thead").inner_text()
 
     # Both batches hold two agents in the same cells: refused, and said so.
     goto(page, f"/compare?a={dashboard.batch_a}&b={dashboard.batch_b}")
     assert page.locator(".overall [data-verdict]").get_attribute("data-verdict") == "not comparable"
     assert "narrow it to one" in page.locator(".refusals").inner_text()
+
+
+def test_scenario_intervals_match_the_worker_statistics(page: Any, dashboard: Dashboard) -> None:
+    """The page's Welch interval and t quantile against worker.analysis.stats on the same values."""
+    from worker.analysis import stats
+
+    goto(page, "/compare")
+    cases = [([1.0, 0.5, 0.75], [0.2, 0.3, 0.1, 0.25]), ([0.1, 0.9], [0.5, 0.6]),
+             ([1.0, 1.0, 0.9, 0.8, 1.0], [0.3, 0.2, 0.35]), ([0.5, 0.5], [0.5, 0.5]), ([1.0, 1.0], [0.5, 0.5]),
+             ([0.7], [0.1, 0.2])]
+    found = page.evaluate("""async (cases) => {
+        const m = await import('/assets/js/pages/compare.js');
+        return {cis: cases.map(([a, b]) => m.welchInterval(a, b, 0.95)),
+                q: [m.tQuantile(0.975, 1), m.tQuantile(0.975, 3.5), m.tQuantile(0.995, 40)]};
+    }""", [list(c) for c in cases])
+    for (a, b), ci in zip(cases, found["cis"]):
+        expected = stats.welch_t(a, b, level=0.95)
+        if expected.ci_low is None or stats.is_degenerate(expected):
+            assert ci is None
+        else:
+            assert ci == pytest.approx([expected.ci_low, expected.ci_high], rel=1e-9, abs=1e-12)
+    assert found["q"] == pytest.approx([stats.t_ppf(0.975, 1), stats.t_ppf(0.975, 3.5), stats.t_ppf(0.995, 40)],
+                                       rel=1e-9)
 
 
 def test_two_runs_show_where_their_tool_calls_diverge_and_both_diffs(page: Any, agent_store: str) -> None:

@@ -187,8 +187,9 @@ function truncate(text, n) {
   return str.length > n ? str.slice(0, n - 1) + '…' : str;
 }
 
-/** Horizontal bars with their value written out and optional interval whiskers (low, high). */
-export function barChart({bars, xLabel, format, max, title}) {
+/** Horizontal bars with their value written out and optional interval whiskers (low, high);
+ *  `min` and `max` widen the axis (e.g. symmetric around 0 for differences). */
+export function barChart({bars, xLabel, format, max, min, title}) {
   const list = (bars || []).filter((b) => b && (finite(b.value) || finite(b.low) || finite(b.high)));
   const row = 26;
   const m = {l: 170, r: 96, t: 10, b: xLabel ? 40 : 24};
@@ -200,7 +201,7 @@ export function barChart({bars, xLabel, format, max, title}) {
     return svg;
   }
   const values = list.flatMap((b) => [b.value, b.low, b.high]).filter(finite);
-  let lo = Math.min(0, ...values);
+  let lo = finite(min) ? Math.min(min, ...values) : Math.min(0, ...values);
   let hi = finite(max) ? Math.max(max, ...values) : Math.max(0, ...values);
   if (lo === hi) hi = lo + 1;
   const px = (v) => m.l + ((v - lo) / (hi - lo)) * (W - m.l - m.r);

@@ -291,7 +291,8 @@ function sortGlyph(active, order) {
   return order === 'asc' ? '▲' : '▼';
 }
 
-/** A table inside a horizontally scrolling box; sortable headers call onSort(key, order). */
+/** A table inside a horizontally scrolling box; sortable headers call onSort(key, order).
+ *  columns: [{key, label, num?, sortable?, wrap? (long text wraps), render?: row => node|string}] */
 export function table({columns, rows, sort, order, onSort, empty, rowKey, caption}) {
   const head = h('tr', null, columns.map((col) => {
     const active = sort === col.key;
@@ -318,7 +319,8 @@ export function table({columns, rows, sort, order, onSort, empty, rowKey, captio
         if (col.render) value = col.render(row);
         else value = row[col.key];
         if (value === undefined || value === null || value === '') value = '—';
-        tr.append(h('td', {class: col.num ? 'num' : null, 'data-col': col.key}, value));
+        const cls = [col.num ? 'num' : '', col.wrap ? 'wrap' : ''].filter(Boolean).join(' ');
+        tr.append(h('td', {class: cls || null, 'data-col': col.key}, value));
       }
       body.append(tr);
     }

@@ -28,6 +28,158 @@ function scenarioVerdict(row) {
   return 'no detectable difference';
 }
 
+// ------------------------------------------------------------------------------ scenario intervals
+// The compare route gives each scenario's difference and Welch p, not its interval. The
+// interval is computed here from the same runs (GET /api/analysis/runs with the filters the
+// route echoes), paired as the route pairs them; a scenario whose recomputed pairs or
+// difference do not match the route's gets no interval rather than a wrong one.
+
+function logGamma(x) {
+  const c = [676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
+             12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7];
+  if (x < 0.5) return Math.log(Math.PI / Math.sin(Math.PI * x)) - logGamma(1 - x);
+  x -= 1;
+  let a = 0.99999999999980993;
+  const t = x + 7.5;
+  for (let i = 0; i < 8; i++) a += c[i] / (x + i + 1);
+  return 0.5 * Math.log(2 * Math.PI) + (x + 0.5) * Math.log(t) - t + Math.log(a);
+}
+
+function betaFraction(a, b, x) {
+  const tiny = 1e-300;
+  let c = 1;
+  let d = 1 - ((a + b) * x) / (a + 1);
+  if (Math.abs(d) < tiny) d = tiny;
+  d = 1 / d;
+  let f = d;
+  for (let m = 1; m <= 300; m++) {
+    const m2 = 2 * m;
+    let aa = (m * (b - m) * x) / ((a + m2 - 1) * (a + m2));
+    d = 1 + aa * d; if (Math.abs(d) < tiny) d = tiny;
+    c = 1 + aa / c; if (Math.abs(c) < tiny) c = tiny;
+    d = 1 / d; f *= d * c;
+    aa = (-(a + m) * (a + b + m) * x) / ((a + m2) * (a + m2 + 1));
+    d = 1 + aa * d; if (Math.abs(d) < tiny) d = tiny;
+    c = 1 + aa / c; if (Math.abs(c) < tiny) c = tiny;
+    d = 1 / d;
+    const delta = d * c;
+    f *= delta;
+    if (Math.abs(delta - 1) < 1e-14) break;
+  }
+  return f;
+}
+
+/** The regularized incomplete beta function I_x(a, b). */
+function incompleteBeta(x, a, b) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const front = Math.exp(logGamma(a + b) - logGamma(a) - logGamma(b) + a * Math.log(x) + b * Math.log(1 - x));
+  return x < (a + 1) / (a + b + 2) ? (front * betaFraction(a, b, x)) / a : 1 - (front * betaFraction(b, a, 1 - x)) / b;
+}
+
+/** Student's t quantile for probability p > 0.5 at df degrees of freedom (bisection on the CDF). */
+export function tQuantile(p, df) {
+  const upperTail = (t) => 0.5 * incompleteBeta(df / (df + t * t), df / 2, 0.5);
+  let lo = 0;
+  let hi = 1e4;
+  for (let i = 0; i < 200; i++) {
+    const mid = (lo + hi) / 2;
+    if (upperTail(mid) > 1 - p) lo = mid; else hi = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+function variance(xs) {
+  const m = xs.reduce((a, b) => a + b, 0) / xs.length;
+  return xs.reduce((a, v) => a + (v - m) * (v - m), 0) / (xs.length - 1);
+}
+
+/** Welch's interval of mean(a) - mean(b) at `level` (as worker.analysis.stats.welch_t), or null
+ *  (fewer than two values a side, or both sides constant and different). */
+export function welchInterval(a, b, level) {
+  if (a.length < 2 || b.length < 2) return null;
+  const constant = (xs) => xs.every((v) => v === xs[0]);
+  const ea = constant(a) ? 0 : variance(a) / a.length;
+  const eb = constant(b) ? 0 : variance(b) / b.length;
+  const se2 = ea + eb;
+  const diff = a.reduce((x, y) => x + y, 0) / a.length - b.reduce((x, y) => x + y, 0) / b.length;
+  if (!(se2 > 0)) {
+    // Both sides constant: the same value gives a zero-width interval at 0; different values
+    // give an infinite statistic, on which no interval can rest.
+    const scale = Math.max(...a.map(Math.abs), ...b.map(Math.abs), 1);
+    return Math.abs(diff) <= 1e-12 * scale ? [0, 0] : null;
+  }
+  const df = (se2 * se2) / ((ea * ea) / (a.length - 1) + (eb * eb) / (b.length - 1));
+  const q = tQuantile(0.5 + level / 2, df);
+  return [diff - q * Math.sqrt(se2), diff + q * Math.sqrt(se2)];
+}
+
+const EXCLUDED_CLASSES = ['infra', 'harness', 'judge'];
+
+function counted(runs) {
+  const meta = (r) => (r.metadata && typeof r.metadata === 'object' ? r.metadata : {});
+  const redone = new Set(runs.map((r) => meta(r).retryOf).filter(Boolean).map(String));
+  return runs.filter((r) => !redone.has(r.runId) && !meta(r).cached
+    && !(r.status === 'error' && EXCLUDED_CLASSES.includes(r.failureClass)));
+}
+
+function runScore(r) {
+  for (const key of ['weightedScore', 'totalScore']) {
+    if (typeof r[key] === 'number' && Number.isFinite(r[key])) return r[key];
+  }
+  return 0;
+}
+
+function cells(runs) {
+  const order = new Map();
+  const out = new Map();
+  const sorted = [...runs].sort((x, y) => {
+    const kx = `${x.startedAt || ''}\u0000${x.runId}`;
+    const ky = `${y.startedAt || ''}\u0000${y.runId}`;
+    return kx < ky ? -1 : kx > ky ? 1 : 0;
+  });
+  for (const r of sorted) {
+    const m = r.metadata || {};
+    const base = [r.suite, r.scenario, m.tierLabel || r.tier || ''].map(String).join('\u0000');
+    const it = Number.isInteger(m.iteration) ? String(m.iteration) : `#${order.get(base) || 0}`;
+    if (!Number.isInteger(m.iteration)) order.set(base, (order.get(base) || 0) + 1);
+    out.set(`${base}\u0000${it}`, r);
+  }
+  return out;
+}
+
+/** scenario -> [low, high] for the route's rows this pairing reproduces. */
+export function scenarioIntervals(aRuns, bRuns, rows, level) {
+  const a = cells(counted(aRuns));
+  const b = cells(counted(bRuns));
+  const groups = new Map();
+  for (const [key, run] of a) {
+    if (!b.has(key)) continue;
+    const name = `${run.suite}/${run.scenario}`;
+    if (!groups.has(name)) groups.set(name, [[], []]);
+    groups.get(name)[0].push(runScore(run));
+    groups.get(name)[1].push(runScore(b.get(key)));
+  }
+  const out = new Map();
+  for (const row of rows) {
+    const [xa, xb] = groups.get(row.scenario) || [[], []];
+    if (xa.length !== row.pairs || typeof row.difference !== 'number') continue;
+    const mean = (xs) => xs.reduce((x, y) => x + y, 0) / xs.length;
+    if (Math.abs(mean(xa) - mean(xb) - row.difference) > 1e-5) continue;
+    const ci = welchInterval(xa, xb, level);
+    if (ci && Number.isFinite(ci[0]) && Number.isFinite(ci[1])) out.set(row.scenario, ci);
+  }
+  return out;
+}
+
+async function loadIntervals(result) {
+  const f = result.filters || {};
+  if (!f.a || !f.b || !(result.scenarios || []).length) return new Map();
+  const [ra, rb] = await Promise.all([api('/analysis/runs', f.a), api('/analysis/runs', f.b)]);
+  if (ra.data.truncated || rb.data.truncated) return new Map();
+  return scenarioIntervals(ra.data.runs || [], rb.data.runs || [], result.scenarios, result.confidenceLevel || 0.95);
+}
+
 // ------------------------------------------------------------------------------ the form
 
 async function pickForm(ctx) {
@@ -109,15 +261,22 @@ function metricsTable(result) {
   });
 }
 
-function scenarioSection(result) {
+function scenarioSection(result, intervals) {
   const rows = result.scenarios || [];
   if (!rows.length) return h('p', {class: 'muted'}, 'No scenario was run by both sides.');
+  const level = `${Math.round((result.confidenceLevel || 0.95) * 100)}%`;
+  const values = rows.flatMap((r) => [r.difference, ...(intervals && intervals.get(r.scenario) || [])])
+    .filter((v) => typeof v === 'number');
+  const reach = Math.max(0.1, ...values.map((v) => Math.abs(v)));
   return h('div', null,
     barChart({
-      title: 'Score difference A − B by scenario',
-      bars: rows.map((r) => ({label: r.scenario, value: r.difference,
-                              note: r.winner ? `(${r.winner} better)` : ''})),
-      xLabel: 'mean score difference (A − B)', format: (v) => signed(v),
+      title: `Score difference A − B by scenario${intervals && intervals.size ? `, with ${level} Welch intervals` : ''}`,
+      bars: rows.map((r) => {
+        const ci = intervals && intervals.get(r.scenario);
+        return {label: r.scenario, value: r.difference, low: ci ? ci[0] : undefined, high: ci ? ci[1] : undefined,
+                note: r.winner ? `(${r.winner} better)` : ''};
+      }),
+      xLabel: 'mean score difference (A − B)', format: (v) => signed(v), min: -reach, max: reach,
     }),
     table({
       columns: [
@@ -126,14 +285,21 @@ function scenarioSection(result) {
         {key: 'meanA', label: 'A', num: true, render: (r) => fmt.score(r.meanA)},
         {key: 'meanB', label: 'B', num: true, render: (r) => fmt.score(r.meanB)},
         {key: 'difference', label: 'A − B', num: true, render: (r) => signed(r.difference)},
+        {key: 'ci', label: `${level} interval (Welch)`, num: true, render: (r) => {
+          const ci = intervals && intervals.get(r.scenario);
+          if (ci) return `[${signed(ci[0])}, ${signed(ci[1])}]`;
+          return intervals ? '—' : '…';
+        }},
         {key: 'p', label: 'p', num: true, render: (r) => pValue(r.p)},
         {key: 'pHolm', label: 'p (Holm)', num: true, render: (r) => pValue(r.pHolm)},
         {key: 'verdict', label: 'Verdict', render: (r) => verdictBadge(scenarioVerdict(r))},
-        {key: 'note', label: 'Note', render: (r) => r.note || ''},
+        {key: 'note', label: 'Note', wrap: true, render: (r) => r.note || ''},
       ],
       rows,
       rowKey: (r) => r.scenario,
-    }));
+    }),
+    intervals ? h('p', {class: 'muted small'}, `Intervals: Welch's ${level} interval of A's repeats against B's; `
+                  + 'none with fewer than two repeats a side or without variation.') : null);
 }
 
 async function compareSides(ctx, a, b) {
@@ -143,6 +309,7 @@ async function compareSides(ctx, a, b) {
   root.append(h('h1', null, 'Compare'), slot);
   const {data: r} = await api('/compare', {a, b});
   const score = (r.metrics || []).find((m) => m.metric === 'score');
+  const scenarioSlot = h('div', {class: 'scenario-slot'}, scenarioSection(r, null));
   fill(slot, 
     h('p', {class: 'subtitle'}, 'A ', h('code', null, a), ' against B ', h('code', null, b), ' · ',
       link(`/compare?a=${encodeURIComponent(b)}&b=${encodeURIComponent(a)}`, 'swap sides'), ' · ',
@@ -162,9 +329,15 @@ async function compareSides(ctx, a, b) {
     section('Per metric', metricsTable(r),
       (r.configuration || {}).differingParts && r.configuration.differingParts.length
         ? h('p', {class: 'muted'}, `Configuration parts that differ: ${r.configuration.differingParts.join(', ')}`) : null),
-    section('Per scenario', scenarioSection(r)),
+    section('Per scenario', scenarioSlot),
   );
   ready(root);
+  try {
+    fill(scenarioSlot, scenarioSection(r, await loadIntervals(r)));
+  } catch (err) {
+    fill(scenarioSlot, scenarioSection(r, new Map()), errorBox(err));
+  }
+  scenarioSlot.dataset.intervals = 'loaded';
 }
 
 // ------------------------------------------------------------------------------ two runs

@@ -112,12 +112,24 @@ function firstLine(text, n = 90) {
   return line.length > n ? line.slice(0, n - 1) + '…' : line;
 }
 
+function compact(value) {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'string') {
+    try {
+      return JSON.stringify(JSON.parse(value));
+    } catch {
+      return value.replace(/\s+/g, ' ');
+    }
+  }
+  return JSON.stringify(value);
+}
+
 function toolCallBlock(call) {
   const args = pretty(call.arguments);
+  const line = compact(call.arguments);
   return h('details', {class: 'tool-call'},
     h('summary', null, '⚙ tool call ', h('strong', null, call.name || '(unnamed)'),
-      call.id ? h('span', {class: 'muted small'}, ` ${call.id}`) : null,
-      args ? h('span', {class: 'muted small'}, ` ${firstLine(args, 60)}`) : null),
+      line ? h('span', {class: 'muted small'}, ` ${line.length > 80 ? line.slice(0, 79) + '…' : line}`) : null),
     h('pre', {class: 'args'}, args || '(no arguments)'),
     call.cut ? h('p', {class: 'muted small'}, 'Arguments cut; “Show all” on the entry loads them whole.') : null);
 }
@@ -154,6 +166,8 @@ function entryNode(runId, entry) {
         const whole = data.entry || {};
         const text = typeof whole === 'object' && whole !== null ? whole.content : whole;
         content.textContent = typeof text === 'string' ? text : pretty(text);
+        const folder = content.closest('details');
+        if (folder) folder.open = true;
         const full = (whole && Array.isArray(whole.tool_calls) ? whole.tool_calls : []).map((c) => toolCallBlock({
           id: c.id, name: c.name, arguments: c.arguments}));
         if (full.length) fill(calls, full);
