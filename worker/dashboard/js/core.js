@@ -223,6 +223,8 @@ async function render() {
     await found.route.render(ctx);
   } catch (err) {
     if (token !== renderToken) return;
+    // What was loading will not come: its spinners give way to the error.
+    for (const el of root.querySelectorAll('.spinner')) el.remove();
     root.append(errorBox(err));
     ready(root);
   }
