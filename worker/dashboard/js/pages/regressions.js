@@ -91,6 +91,12 @@ function suggestion(batches) {
   return null;
 }
 
+/** "oracle (3 recent batches)": an agent needs two batches to be compared. */
+function agentLabel(agent, batches) {
+  const n = batches.filter((b) => [...ranBy(b)].some((x) => x.slice(x.indexOf(':') + 1).split(':')[0] === agent)).length;
+  return n ? `${agent} (${n} recent batch${n === 1 ? '' : 'es'})` : agent;
+}
+
 async function agentNames() {
   try {
     const {data} = await api('/stats/agents');
@@ -118,7 +124,7 @@ function forms(ctx, values, batches, agents) {
     name: 'latest batches of an agent',
     fields: [
       {name: 'agent', label: 'Agent', type: 'select',
-       options: [{value: '', label: 'choose…'}, ...agents.map((a) => ({value: a, label: a}))]},
+       options: [{value: '', label: 'choose…'}, ...agents.map((a) => ({value: a, label: agentLabel(a, batches)}))]},
       {name: 'suite', label: 'Suite', placeholder: 'any', width: '9em'},
       {name: 'since', label: 'History since', placeholder: '30d, 12h or a date', width: '10em',
        suggestions: ['7d', '30d', '90d']},
