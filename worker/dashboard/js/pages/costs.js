@@ -6,7 +6,7 @@ import {h, api, route, table, statCards, section, spinner, errorBox, ready, fmt}
 import {scatter} from '../charts.js';
 import {
   heading, emptyState, notesList, excludedText, sumValues, isNum, sinceProblem, byProblem, filterError,
-  filterForm, recentBatches, queryValues, sortRows, setPageTitle, chartBox, BY_CHOICES,
+  filterForm, recentBatches, queryValues, sortRows, setPageTitle, chartBox, BY_OPTIONS,
 } from './shared_b.js';
 
 const KEYS = ['by', 'suite', 'batchId', 'since'];
@@ -27,7 +27,7 @@ route('/costs', async (ctx) => {
   root.append(filterForm({
     name: 'cost filters',
     fields: [
-      {name: 'by', label: 'Group by', type: 'select', options: BY_CHOICES.map((b) => ({value: b, label: b.replace(/,/g, ' + ')}))},
+      {name: 'by', label: 'Group by', type: 'select', options: BY_OPTIONS},
       {name: 'suite', label: 'Suite or dataset', placeholder: 'any', width: '11em'},
       {name: 'batchId', label: 'Batch', placeholder: 'any', width: '16em', suggestions: batches.map((b) => b.batchId)},
       {name: 'since', label: 'Since', placeholder: '30d, 12h or 2026-01-31', width: '13em',
@@ -135,7 +135,8 @@ function render(ctx, data, values) {
       {key: 'scorePerDollar', label: 'Score / $', num: true, sortable: true, render: perDollar},
       {key: 'unknownCostRuns', label: 'Without price', num: true, render: (r) => fmt.int(r.unknownCostRuns)},
       {key: 'infraSpendUsd', label: 'Infra spend', num: true, render: (r) => fmt.cost(r.infraSpendUsd)},
-      {key: 'paretoOptimal', label: 'Pareto', render: (r) => (r.paretoOptimal ? '◆ front' : isNum(r.costPerRunUsd) ? 'beaten' : 'unknown cost')},
+      {key: 'paretoOptimal', label: 'Pareto',
+       render: (r) => (r.paretoOptimal ? '◆ front' : isNum(r.costPerRunUsd) ? 'beaten' : 'unknown cost')},
     ],
     rows, sort, order, rowKey: (r) => r.entry,
     onSort: (key, next) => ctx.setQuery({sort: key === 'entry' && next === 'asc' ? '' : key, order: next}, {replace: false}),

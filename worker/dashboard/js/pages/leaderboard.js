@@ -5,7 +5,7 @@ import {h, api, route, link, table, statCards, section, spinner, errorBox, ready
 import {barChart} from '../charts.js';
 import {
   heading, emptyState, notesList, excludedText, sumValues, isNum, withInterval, sinceProblem, byProblem,
-  filterError, filterForm, chartBox, recentBatches, queryValues, sortRows, setPageTitle, BY_CHOICES,
+  filterError, filterForm, chartBox, recentBatches, queryValues, sortRows, setPageTitle, BY_OPTIONS,
 } from './shared_b.js';
 
 const KEYS = ['by', 'suite', 'batchId', 'since'];
@@ -37,7 +37,7 @@ route('/leaderboard', async (ctx) => {
   root.append(filterForm({
     name: 'leaderboard filters',
     fields: [
-      {name: 'by', label: 'Rank by', type: 'select', options: BY_CHOICES.map((b) => ({value: b, label: b.replace(/,/g, ' + ')}))},
+      {name: 'by', label: 'Rank by', type: 'select', options: BY_OPTIONS},
       {name: 'suite', label: 'Suite or dataset', placeholder: 'any', width: '11em'},
       {name: 'batchId', label: 'Batch', placeholder: 'any', width: '16em', suggestions: batches.map((b) => b.batchId)},
       {name: 'since', label: 'Since', placeholder: '30d, 12h or 2026-01-31', width: '13em',

@@ -80,6 +80,8 @@ export function sinceProblem(text) {
 
 export const BY_CHOICES = ['agent', 'model', 'specialist', 'agent,model', 'agent,specialist', 'model,specialist',
                            'agent,model,specialist'];
+/** The choices of a "by" select: 'agent,model' shown as 'agent + model'. */
+export const BY_OPTIONS = BY_CHOICES.map((b) => ({value: b, label: b.replace(/,/g, ' + ')}));
 
 /** The "by" filter: agent, model, specialist or a comma-separated combination. */
 export function byProblem(text) {

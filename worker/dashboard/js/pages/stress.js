@@ -206,7 +206,8 @@ function renderTest(test) {
       {key: 'ttft', label: 'TTFT p50 / p95', num: true,
        render: (st) => (st.ttftMs ? `${fmt.ms(st.ttftMs.p50)} / ${fmt.ms(st.ttftMs.p95)}` : '')},
       {key: 'outputTokensPerS', label: 'Tokens/s', num: true, render: (st) => fmt.int(st.outputTokensPerS)},
-      {key: 'retryAfterS', label: 'Retry-After', num: true, render: (st) => (isNum(st.retryAfterS) ? `${st.retryAfterS} s` : '')},
+      {key: 'retryAfterS', label: 'Retry-After', num: true,
+       render: (st) => (isNum(st.retryAfterS) ? `${st.retryAfterS} s` : '')},
       {key: 'costUsd', label: 'Cost', num: true, render: (st) => fmt.cost(st.costUsd)},
     ],
     rows: steps, rowKey: (st) => st.index, empty: 'No step was measured.',
@@ -218,7 +219,8 @@ function renderTest(test) {
       `First 429 at step ${rl.stepIndex + 1} (concurrency ${rl.concurrency}): ${fmt.int(rl.rateLimited)} of ` +
       `${fmt.int(rl.requests)} refused at ${rps(rl.requestRate)}` +
       (isNum(rl.targetRps) ? ` (aiming at ${rps(rl.targetRps)})` : '') + '. ' +
-      (isNum(rl.lastCleanRequestRate) ? `The last rate without any: ${rps(rl.lastCleanRequestRate)}.` : 'No step before it was clean.'))));
+      (isNum(rl.lastCleanRequestRate) ? `The last rate without any: ${rps(rl.lastCleanRequestRate)}.`
+        : 'No step before it was clean.'))));
   } else if (test.profile === 'rate-limit') {
     extra.push(section('Rate-limit onset', h('p', null, 'No request was refused with 429 up to the last rate tried.')));
   }
@@ -259,7 +261,8 @@ function renderTest(test) {
   }
   out.push(...extra);
   out.push(section('Settings', h('dl', {class: 'kv'}, Object.entries(config).flatMap(([k, v]) => [
-    h('dt', null, k), h('dd', null, v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v)),
+    h('dt', null, k),
+    h('dd', null, v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v)),
   ]))));
   return out;
 }
