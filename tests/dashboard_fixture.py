@@ -324,9 +324,13 @@ def launch_chromium(playwright: Any) -> Any:
     return playwright.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"], headless=True)
 
 
-@pytest.fixture(scope="session")
-def chromium() -> Iterator[Any]:
-    """One headless Chromium for the session (skipped without it; a failure when CI is set)."""
+@pytest.fixture(scope="module")
+def chromium(dashboard: Dashboard) -> Iterator[Any]:
+    """One headless Chromium per test module (skipped without it; a failure when CI is set).
+
+    Per module, not per session: Playwright's synchronous API keeps its event loop on the main
+    thread while it is started, and later tests that call ``asyncio.run`` must not find it there.
+    The store is seeded first (``dashboard``) for the same reason: seeding runs event loops."""
     problem = browser_problem()
     if problem is not None:
         if os.environ.get("CI"):
