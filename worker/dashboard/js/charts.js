@@ -187,6 +187,14 @@ function truncate(text, n) {
   return str.length > n ? str.slice(0, n - 1) + '…' : str;
 }
 
+/** ``str`` cut to ``n`` characters in its middle: the start and the end both stay readable. */
+function truncateMiddle(value, n) {
+  const str = String(value ?? '');
+  if (str.length <= n) return str;
+  const head = Math.ceil((n - 1) / 2);
+  return str.slice(0, head) + '…' + str.slice(str.length - (n - 1 - head));
+}
+
 /** Horizontal bars with their value written out and optional interval whiskers (low, high);
  *  `min` and `max` widen the axis (e.g. symmetric around 0 for differences). */
 export function barChart({bars, xLabel, format, max, min, title}) {
@@ -297,7 +305,7 @@ export function scatter({points, xLabel, yLabel, frontier, xFormat, yFormat, tit
 export function heatmap({rows, cols, value, format, title}) {
   const rowList = (rows || []).map((r) => (typeof r === 'object' && r !== null ? r : {key: r, label: r}));
   const colList = (cols || []).map((c) => (typeof c === 'object' && c !== null ? c : {key: c, label: c}));
-  const m = {l: 150, t: 70, r: 8, b: 8};
+  const m = {l: 150, t: 92, r: 8, b: 8};
   const cw = Math.max(40, Math.min(110, (W - m.l - m.r) / Math.max(1, colList.length)));
   const ch = 28;
   const width = Math.max(W, m.l + colList.length * cw + m.r);
@@ -314,8 +322,10 @@ export function heatmap({rows, cols, value, format, title}) {
   const hi = cells.length ? Math.max(...cells) : 1;
   colList.forEach((c, j) => {
     const x = m.l + j * cw + cw / 2;
+    // Labels that share a long prefix (provider:model) differ at their end: keep both ends.
     svg.append(s('text', {x, y: m.t - 8, class: 'label col-label', 'text-anchor': 'start',
-                          transform: `rotate(-35 ${x} ${m.t - 8})`}, truncate(c.label, 16)));
+                          transform: `rotate(-35 ${x} ${m.t - 8})`},
+                 truncateMiddle(c.label, 22)));
   });
   rowList.forEach((r, i) => {
     const y = m.t + i * ch;
