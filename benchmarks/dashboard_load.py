@@ -35,7 +35,6 @@ import argparse
 import asyncio
 import json
 import math
-import os
 import random
 import sqlite3
 import statistics
