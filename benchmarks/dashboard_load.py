@@ -36,6 +36,7 @@ import asyncio
 import json
 import math
 import random
+import shutil
 import sqlite3
 import statistics
 import sys
@@ -521,11 +522,16 @@ def main(argv: list[str] | None = None) -> int:
         args.runs, args.repeats, args.loads = min(args.runs, 5_000), min(args.repeats, 5), min(args.loads, 2)
     batches = args.batches or max(1, args.runs // 100)
     log = lambda text: print(text, file=sys.stderr, flush=True)  # noqa: E731
+    tmp = Path(tempfile.mkdtemp(prefix="zebench-dashboard-load-"))
+    try:
+        return _measure(args, batches, tmp, args.db or tmp / "bench.db", log)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # the store too, unless --db named one elsewhere
 
+
+def _measure(args: argparse.Namespace, batches: int, tmp: Path, db: Path, log) -> int:
     from dashboard_fixture import browser_problem, launch_chromium, start_worker, worker_env
 
-    tmp = Path(tempfile.mkdtemp(prefix="zebench-dashboard-load-"))
-    db = args.db or tmp / "bench.db"
     if db.exists():
         with sqlite3.connect(db) as conn:
             count = conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
