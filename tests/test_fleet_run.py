@@ -440,3 +440,40 @@ def test_runs_that_cannot_be_stored_fail_their_cell(tmp_path, mock):
     assert all("not stored: " in c["error"] and "store down" in c["error"] for c in results["cells"])
     assert results["summary"]["total_tests"] == 8  # the answers themselves are kept
     assert sum(len(lines_of(p)) for p in run_dir.rglob("results.jsonl")) == 8
+
+
+class _SlowStore:
+    """A results client whose posts are slow and which notes, for every run it stores, the cells
+    cells.jsonl already called completed at that moment."""
+
+    def __init__(self, client, run_dirs: Path) -> None:
+        self.client, self.run_dirs, self.seen = client, run_dirs, []
+
+    def post_run(self, record):
+        time.sleep(0.05)
+        logs = list(self.run_dirs.glob("*/cells.jsonl"))
+        completed = {line["key"] for p in logs for line in lines_of(p) if line["state"] == "completed"}
+        fleet_meta = record.metadata["fleet"]
+        key = f"{fleet_meta['repoId']}|{record.agent}:{record.model}|{fleet_meta['profile']}"
+        self.seen.append((key, key in completed))
+        return self.client.post_run(record)
+
+    def __getattr__(self, name):
+        return getattr(self.client, name)
+
+
+def test_a_cell_is_recorded_completed_only_once_its_runs_are_stored(tmp_path, mock):
+    """A process killed between a cell's last answer and the end of its storing must leave the
+    cell to resume: cells.jsonl may call it completed only after its runs are in the store."""
+    from harness.results import open_client
+
+    server = mock()
+    make_repos(tmp_path, names=("a",))
+    doc = manifest_doc(server.base_url, repositories=[{"repo_id": "a", "path": "a"}])
+    with open_client(db_path=str(tmp_path / "bench.db")) as client:
+        slow = _SlowStore(client, tmp_path / "out")
+        results, run_dir = run_fleet(tmp_path, doc, client=slow)
+        assert results["state"] == "completed"
+        assert len(slow.seen) == 8 and not [key for key, early in slow.seen if early]
+        assert len(client.list_runs(limit=100, batch_id=results["run_id"])) == 8
+    assert [line["state"] for line in lines_of(run_dir / "cells.jsonl")] == ["completed", "completed"]

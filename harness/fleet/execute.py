@@ -369,6 +369,10 @@ class CellResult:
     error: str | None = None
     tests: int = 0
     errors: int = 0
+    # The cell's runs being stored in the background: the cell is recorded in cells.jsonl only
+    # once they are, so a process killed before that leaves the cell to be redone by resume.
+    storing: "asyncio.Future[Any] | None" = None
+    stored_result: Any = None
 
 
 class FleetExecution:
@@ -394,7 +398,7 @@ class FleetExecution:
         self.tests_done = 0
         self.cells_done = 0
         self._last_status = 0.0
-        self._storing: list[tuple[FleetCell, Any, asyncio.Future]] = []
+        self._recording: list[asyncio.Task[None]] = []
         self.started = time.monotonic()
 
     # -- events and status --------------------------------------------------------------------
@@ -444,17 +448,21 @@ class FleetExecution:
         result = await execute(run, on_cell=self._test_done, engine=engine, control=self.control)
         if self.manifest.save_responses:
             _write_dataset_responses(directory, result.cells)
+        storing = None
         if self.client is not None:  # stored in the background; the slot goes on to its next cell
-            self._storing.append((cell, result, asyncio.ensure_future(
-                asyncio.to_thread(store, result, self.client, "none", None, post_batch=False))))
+            storing = asyncio.ensure_future(
+                asyncio.to_thread(store, result, self.client, "none", None, post_batch=False))
         errors = sum(1 for c in result.cells if c.get("status") == "error")
         if result.interrupted:
-            return CellResult(cell, "interrupted", tests=len(result.cells), errors=errors)
-        if errors:
+            outcome = CellResult(cell, "interrupted", tests=len(result.cells), errors=errors)
+        elif errors:
             first = next(c for c in result.cells if c.get("status") == "error")
-            return CellResult(cell, "failed", f"{errors} request(s) failed; first: {first.get('test_id')}: "
-                                              f"{first.get('error')}", len(result.cells), errors)
-        return CellResult(cell, "completed", tests=len(result.cells))
+            outcome = CellResult(cell, "failed", f"{errors} request(s) failed; first: {first.get('test_id')}: "
+                                                 f"{first.get('error')}", len(result.cells), errors)
+        else:
+            outcome = CellResult(cell, "completed", tests=len(result.cells))
+        outcome.storing, outcome.stored_result = storing, result
+        return outcome
 
     def _suite_cell(self, cell: FleetCell) -> CellResult:
         """Run a suite cell with the scenario runner (called in a worker thread)."""
@@ -565,22 +573,16 @@ class FleetExecution:
             while queue and not self.control.stopping:
                 cell = queue.pop()
                 result = await self._run_cell(cell, engine)
-                if result.state != "interrupted":
-                    self._record(result)
-                    self.cells_done += 1
-                self._event("cell-done", result=result)
-                self._status(True)
-                if result.state == "failed" and not self.manifest.continue_on_failure and self.failed is None:
-                    self.failed = result
-                    self.control.interrupt()
-                    engine.stop()
+                if result.storing is not None:
+                    self._recording.append(asyncio.ensure_future(self._record_when_stored(result, engine)))
+                else:
+                    self._cell_ended(result, engine)
 
         try:
             await asyncio.gather(*(worker() for _ in range(min(self.parallel_cells, len(todo)) or 1)))
         finally:
             await engine.aclose()
-            await asyncio.gather(*(f for _, _, f in self._storing), return_exceptions=True)
-        self._store_failures()
+            await asyncio.gather(*self._recording, return_exceptions=True)
         state = "completed"
         reason = None
         if self.failed is not None:
@@ -601,14 +603,32 @@ class FleetExecution:
         self._event("finish", state=state, reason=reason, results=results)
         return results
 
-    def _store_failures(self) -> None:
-        """A cell whose runs could not all be stored becomes failed (its results.jsonl keeps
-        them; resume stores them again)."""
-        for cell, result, future in self._storing:
-            error = future.exception() if not future.cancelled() else None
-            problems = list(result.store_errors) + ([f"{type(error).__name__}: {error}"] if error else [])
-            if problems and self.done_log.get(cell.key, {}).get("state") == "completed":
-                self._record(CellResult(cell, "failed", f"not stored: {problems[0]}", len(result.cells)))
+    async def _record_when_stored(self, result: CellResult, engine: Any) -> None:
+        """Record a cell once its runs are stored. A cell whose runs could not all be stored
+        becomes failed (its results.jsonl keeps them; resume stores them again)."""
+        assert result.storing is not None
+        try:
+            await result.storing
+            error: BaseException | None = None
+        except Exception as exc:  # noqa: BLE001 - becomes the cell's failure
+            error = exc
+        problems = list(getattr(result.stored_result, "store_errors", []) or [])
+        if error is not None:
+            problems.append(f"{type(error).__name__}: {error}")
+        if problems and result.state == "completed":
+            result = CellResult(result.cell, "failed", f"not stored: {problems[0]}", result.tests, result.errors)
+        self._cell_ended(result, engine)
+
+    def _cell_ended(self, result: CellResult, engine: Any) -> None:
+        if result.state != "interrupted":
+            self._record(result)
+            self.cells_done += 1
+        self._event("cell-done", result=result)
+        self._status(True)
+        if result.state == "failed" and not self.manifest.continue_on_failure and self.failed is None:
+            self.failed = result
+            self.control.interrupt()
+            engine.stop()
 
     def finish(self, state: str, reason: str | None) -> dict[str, Any]:
         from harness.fleet.artifacts import build_results, write_artifacts
