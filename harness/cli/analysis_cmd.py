@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from harness.cli.store_options import open_store, store_options
+from harness.reports.html import fmt_number, fmt_p
 
 
 def _ask(worker_url: str | None, db_path: str | None, path: str, query: dict[str, Any]) -> dict[str, Any]:
@@ -28,19 +29,11 @@ def _ask(worker_url: str | None, db_path: str | None, path: str, query: dict[str
 
 
 def _num(value: Any, digits: int = 3) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        if value != 0 and abs(value) < 10 ** -digits:
-            return f"{value:.2g}"
-        return f"{value:.{digits}f}"
-    return str(value)
+    return fmt_number(value, digits, missing="-")
 
 
 def _p(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return "<0.0001" if value < 0.0001 else f"{value:.4f}"
+    return fmt_p(value, missing="-")
 
 
 def _interval(iv: list[float] | None, digits: int = 3) -> str:

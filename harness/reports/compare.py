@@ -27,6 +27,8 @@ from harness.reports.html import (
     badge,
     escape,
     figure,
+    fmt_number,
+    fmt_p,
     key_values,
     page,
     paragraph,
@@ -127,24 +129,10 @@ def collect_comparison(client: Any, side_a: str, side_b: str, *, alpha: float = 
 # --- rendering --------------------------------------------------------------------------
 
 
-def _num(value: Any, digits: int = 3) -> str:
-    if value is None:
-        return MISSING
-    if isinstance(value, float):
-        if value != 0 and abs(value) < 10 ** -digits:
-            return f"{value:.2g}"
-        return f"{value:.{digits}f}"
-    return str(value)
-
-
-def _p(value: float | None) -> str:
-    if value is None:
-        return MISSING
-    return "<0.0001" if value < 0.0001 else f"{value:.4f}"
 
 
 def _interval(iv: Sequence[float] | None, digits: int = 3) -> str:
-    return MISSING if not iv or iv[0] is None or iv[1] is None else f"[{_num(iv[0], digits)}, {_num(iv[1], digits)}]"
+    return MISSING if not iv or iv[0] is None or iv[1] is None else f"[{fmt_number(iv[0], digits)}, {fmt_number(iv[1], digits)}]"
 
 
 def _verdict(verdict: str) -> Markup:
@@ -179,11 +167,11 @@ def _headline(result: Entry) -> Markup:
     cells = result.get("cells") or {}
     level = f"{float(result.get('confidenceLevel') or 0.95) * 100:g}%"
     return stat_cards([
-        ("Score A − B", _num(score.get("difference")),
+        ("Score A − B", fmt_number(score.get("difference")),
          f"{level} interval {_interval(score.get('ci'))}" if score.get("ci") else None),
-        ("p (score)", _p(score.get("p")), score.get("test")),
-        ("Mean score", f"{_num(score.get('meanA'))} vs {_num(score.get('meanB'))}", "A vs B"),
-        ("Success rate A − B", _num(success.get("difference")), success.get("verdict")),
+        ("p (score)", fmt_p(score.get("p")), score.get("test")),
+        ("Mean score", f"{fmt_number(score.get('meanA'))} vs {fmt_number(score.get('meanB'))}", "A vs B"),
+        ("Success rate A − B", fmt_number(success.get("difference")), success.get("verdict")),
         ("Paired cells", f"{cells.get('paired', 0):,}",
          f"in {score['clusters']} scenario{'' if score['clusters'] == 1 else 's'}" if score.get("clusters") else None),
     ])
@@ -204,8 +192,8 @@ def _metrics(result: Entry) -> str:
                             caption=f"Bars: mean difference on the paired cells; whiskers: {level} interval."))
     headers = ["Metric", "Pairs", "Mean A", "Mean B", "A − B", f"{level} interval", "Test", "p", "d_z", "MDE",
                "Pairs needed", "Verdict"]
-    rows = [[m.get("label"), m.get("pairs"), _num(m.get("meanA")), _num(m.get("meanB")), _num(m.get("difference")),
-             _interval(m.get("ci")), m.get("test"), _p(m.get("p")), _num(m.get("effectSize"), 2), _num(m.get("mde")),
+    rows = [[m.get("label"), m.get("pairs"), fmt_number(m.get("meanA")), fmt_number(m.get("meanB")), fmt_number(m.get("difference")),
+             _interval(m.get("ci")), m.get("test"), fmt_p(m.get("p")), fmt_number(m.get("effectSize"), 2), fmt_number(m.get("mde")),
              m.get("pairsNeeded"), _verdict(str(m.get("verdict")))] for m in metrics]
     parts.append(table(headers, rows, numeric=headers[1:6] + headers[7:11],
                        caption="Higher is better for score and success rate, lower for the others."))
@@ -230,8 +218,8 @@ def _scenarios(result: Entry, intervals: Mapping[str, Sequence[float]]) -> str:
     chart = delta_chart(items, title="Score by scenario: A − B", value_format=lambda v: f"{v:.3f}")
     headers = ["Scenario", "Pairs", "Mean A", "Mean B", "A − B", f"{level} interval (Welch)", "p", "p (Holm)",
                "Winner", "Note"]
-    body = [[r.get("scenario"), r.get("pairs"), _num(r.get("meanA")), _num(r.get("meanB")), _num(r.get("difference")),
-             _interval(intervals.get(str(r.get("scenario")))), _p(r.get("p")), _p(r.get("pHolm")),
+    body = [[r.get("scenario"), r.get("pairs"), fmt_number(r.get("meanA")), fmt_number(r.get("meanB")), fmt_number(r.get("difference")),
+             _interval(intervals.get(str(r.get("scenario")))), fmt_p(r.get("p")), fmt_p(r.get("pHolm")),
              r.get("winner") or "none", r.get("note")] for r in rows]
     return "\n".join([
         figure(chart, caption=f"Bars: mean score of A's runs minus B's on the scenario's paired cells; whiskers: "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html as _html
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 UNKNOWN = "unknown"
 MISSING = "—"
@@ -75,6 +76,24 @@ def fmt_cost(usd: float | None, *, unknown: str = UNKNOWN) -> str:
     if abs(usd) < 0.0001:
         return "<$0.0001"
     return f"${usd:.4f}"
+
+
+def fmt_number(value: Any, digits: int = 3, *, missing: str = MISSING) -> str:
+    """A statistic as text: ``digits`` decimals, or two significant digits when smaller than that."""
+    if value is None:
+        return missing
+    if isinstance(value, float):
+        if value != 0 and abs(value) < 10 ** -digits:
+            return f"{value:.2g}"
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def fmt_p(value: float | None, *, missing: str = MISSING) -> str:
+    """A p-value as text: four decimals, or ``<0.0001``."""
+    if value is None:
+        return missing
+    return "<0.0001" if value < 0.0001 else f"{value:.4f}"
 
 
 def fmt_int(n: float | None, *, unknown: str = UNKNOWN) -> str:
