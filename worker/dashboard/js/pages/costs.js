@@ -6,7 +6,7 @@ import {h, api, route, table, statCards, section, spinner, errorBox, ready, fmt}
 import {scatter} from '../charts.js';
 import {
   heading, emptyState, notesList, excludedText, sumValues, isNum, sinceProblem, byProblem, filterError,
-  filterForm, recentBatches, queryValues, sortRows, setPageTitle, chartBox, BY_OPTIONS,
+  filterForm, recentBatches, queryValues, sortRows, setPageTitle, chartBox, scopeFields, BY_OPTIONS,
 } from './shared_b.js';
 
 const KEYS = ['by', 'suite', 'batchId', 'since'];
@@ -28,10 +28,7 @@ route('/costs', async (ctx) => {
     name: 'cost filters',
     fields: [
       {name: 'by', label: 'Group by', type: 'select', options: BY_OPTIONS},
-      {name: 'suite', label: 'Suite or dataset', placeholder: 'any', width: '11em'},
-      {name: 'batchId', label: 'Batch', placeholder: 'any', width: '16em', suggestions: batches.map((b) => b.batchId)},
-      {name: 'since', label: 'Since', placeholder: '30d, 12h or 2026-01-31', width: '13em',
-       suggestions: ['24h', '7d', '30d', '90d']},
+      ...scopeFields(batches),
     ],
     values: {...values, by},
     onSubmit: (v) => ctx.setQuery({...v, by: v.by === DEFAULT_BY ? '' : v.by}, {replace: false}),

@@ -5,7 +5,7 @@ import {h, api, route, link, table, statCards, section, spinner, errorBox, ready
 import {barChart} from '../charts.js';
 import {
   heading, emptyState, notesList, excludedText, sumValues, isNum, withInterval, sinceProblem, byProblem,
-  filterError, filterForm, chartBox, recentBatches, queryValues, sortRows, setPageTitle, BY_OPTIONS,
+  filterError, filterForm, chartBox, recentBatches, queryValues, sortRows, setPageTitle, scopeFields, BY_OPTIONS,
 } from './shared_b.js';
 
 const KEYS = ['by', 'suite', 'batchId', 'since'];
@@ -38,10 +38,7 @@ route('/leaderboard', async (ctx) => {
     name: 'leaderboard filters',
     fields: [
       {name: 'by', label: 'Rank by', type: 'select', options: BY_OPTIONS},
-      {name: 'suite', label: 'Suite or dataset', placeholder: 'any', width: '11em'},
-      {name: 'batchId', label: 'Batch', placeholder: 'any', width: '16em', suggestions: batches.map((b) => b.batchId)},
-      {name: 'since', label: 'Since', placeholder: '30d, 12h or 2026-01-31', width: '13em',
-       suggestions: ['24h', '7d', '30d', '90d']},
+      ...scopeFields(batches),
     ],
     values: {...values, by},
     onSubmit: (v) => ctx.setQuery({...v, by: v.by === 'agent' ? '' : v.by}, {replace: false}),

@@ -93,6 +93,17 @@ export function byProblem(text) {
 }
 
 /** A problem found before asking the API, shown like an API error. */
+/** The scope fields shared by the ranking pages: suite or dataset, batch (with the recent ones
+ *  offered) and since. */
+export function scopeFields(batches) {
+  return [
+    {name: 'suite', label: 'Suite or dataset', placeholder: 'any', width: '11em'},
+    {name: 'batchId', label: 'Batch', placeholder: 'any', width: '16em', suggestions: batches.map((b) => b.batchId)},
+    {name: 'since', label: 'Since', placeholder: '30d, 12h or 2026-01-31', width: '13em',
+     suggestions: ['24h', '7d', '30d', '90d']},
+  ];
+}
+
 export function filterError(message) {
   return errorBox({status: 400, error: 'invalid filter', details: message, message});
 }
