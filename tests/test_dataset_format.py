@@ -643,3 +643,72 @@ def test_importing_the_package_does_not_import_grading_reports_or_runs():
 
 def test_yaml_and_json_write_the_same_document():
     assert yaml.safe_load(ORIGINAL_YAML) == json.loads(ORIGINAL_JSON)
+
+
+# --- the checked-documents cache -------------------------------------------------------------
+
+@pytest.fixture
+def own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("ZE_BENCHMARKS_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def _cached_dataset(tmp_path, cases: int = 3) -> Path:
+    path = tmp_path / "qa.yaml"
+    path.write_text(yaml.safe_dump({"name": "qa", "version": "1.0", "test_cases": [
+        {"id": f"c{i}", "prompt": "What is {{n}}?", "variables": {"n": i}, "expected": str(i)}
+        for i in range(cases)]}))
+    return path
+
+
+def test_a_checked_file_is_not_parsed_or_schema_checked_again(tmp_path, monkeypatch, own_cache):
+    path = _cached_dataset(tmp_path)
+    first = fmt.load_file(path)
+    entries = list((fmt.CheckedCache.default().directory).glob("*.json"))
+    assert len(entries) == 1
+    calls = []
+    monkeypatch.setattr(fmt, "_read_yaml", lambda *a: calls.append("yaml"))
+    monkeypatch.setattr(fmt, "_schema_issues", lambda *a: calls.append("schema") or [])
+    again = fmt.load_file(path)
+    assert calls == [] and again.digest == first.digest and [c.id for c in again.cases] == ["c0", "c1", "c2"]
+    # The same bytes under another name are the same document.
+    copy_path = tmp_path / "other" / "qa.yaml"
+    copy_path.parent.mkdir()
+    copy_path.write_bytes(path.read_bytes())
+    assert fmt.load_file(copy_path).source == str(copy_path) and calls == []
+
+
+def test_a_changed_file_is_read_afresh_and_its_problems_reported(tmp_path, own_cache):
+    path = _cached_dataset(tmp_path)
+    fmt.load_file(path)
+    text = path.read_text().replace("What is {{n}}?", "What is {{m}}?", 1)
+    path.write_text(text)
+    with pytest.raises(DatasetError) as err:
+        fmt.load_file(path)
+    assert "test_cases[0].prompt" in str(err.value)
+    # A file that fails is never kept: the next load reports the same problem.
+    with pytest.raises(DatasetError):
+        fmt.load_file(path)
+
+
+def test_semantic_checks_run_on_a_cached_document_and_a_broken_cache_is_ignored(tmp_path, own_cache):
+    path = _cached_dataset(tmp_path)
+    fmt.load_file(path)
+    (entry,) = fmt.CheckedCache.default().directory.glob("*.json")
+    # A cached document is still checked beyond the schema: a duplicate id is reported.
+    doc = json.loads(entry.read_text())
+    doc["document"]["test_cases"][1]["id"] = "c0"
+    entry.write_text(json.dumps(doc))
+    with pytest.raises(DatasetError) as err:
+        fmt.load_file(path)
+    assert "duplicate" in str(err.value)
+    entry.write_text("{not json")
+    assert len(fmt.load_file(path).cases) == 3
+
+
+def test_the_cache_can_be_turned_off(tmp_path, monkeypatch, own_cache):
+    monkeypatch.setenv("ZE_BENCHMARKS_DATASET_CACHE", "0")
+    path = _cached_dataset(tmp_path)
+    fmt.load_file(path)
+    assert fmt.CheckedCache.default() is None
+    monkeypatch.delenv("ZE_BENCHMARKS_DATASET_CACHE")
+    assert not list(fmt.CheckedCache.default().directory.glob("*.json"))

@@ -587,7 +587,8 @@ def _text_keys(value: Any) -> Any:
     return value
 
 
-def parse_dataset(document: Any, source: str, *, lines: list[int] | None = None) -> Dataset:
+def parse_dataset(document: Any, source: str, *, lines: list[int] | None = None,
+                  schema_checked: bool = False) -> Dataset:
     """Check ``document`` (a parsed dataset file) and resolve it into a :class:`Dataset`.
 
     Raises :class:`DatasetError` with every problem found (see the module docstring).
@@ -595,7 +596,8 @@ def parse_dataset(document: Any, source: str, *, lines: list[int] | None = None)
     (for documents read from .jsonl and .csv) gives the file line of each test case, added to
     the messages about it.
     """
-    issues = _schema_issues(document)
+    # schema_checked: this exact document passed the schema before (the checked-documents cache).
+    issues = [] if schema_checked else _schema_issues(document)
     problems = [line for issue in issues for line in _describe(issue)]
     if not isinstance(document, dict) or not isinstance(document.get("test_cases"), list):
         raise DatasetError(source, _with_lines(problems, lines))
@@ -744,13 +746,94 @@ def _looks_like_path(ref: str) -> bool:
 
 
 def load_file(path: str | os.PathLike, *, source: str | None = None) -> Dataset:
-    """Read, check and resolve the dataset file ``path`` (``source``: its name in the result)."""
+    """Read, check and resolve the dataset file ``path`` (``source``: its name in the result).
+
+    A file whose exact content passed the schema before is not parsed and schema-checked
+    again: its parsed document is kept in the checked-documents cache, keyed by the SHA-256 of
+    the bytes, the format and the schema (see :class:`CheckedCache`). Every other check runs
+    each time, and a file that changes by one byte is read afresh.
+    """
     path = Path(path)
-    document, lines = _read_document(path)
-    dataset = parse_dataset(document, str(path), lines=lines)
+    cache = CheckedCache.default()
+    key = cache.key(path) if cache is not None else None
+    cached = cache.get(key) if key is not None else None
+    if cached is not None:
+        document, lines = cached
+        dataset = parse_dataset(document, str(path), lines=lines, schema_checked=True)
+    else:
+        document, lines = _read_document(path)
+        # Taken before checking, which must not be able to change what is kept.
+        snapshot = cache.snapshot(document, lines) if key is not None else None
+        dataset = parse_dataset(document, str(path), lines=lines)
+        if snapshot is not None:
+            cache.put(key, snapshot)
     if source is not None:
         dataset.source = source
     return dataset
+
+
+class CheckedCache:
+    """Parsed dataset documents that passed the schema, one JSON file each under
+    ``<cache>/datasets/`` (``$ZE_BENCHMARKS_CACHE_DIR``), named by the SHA-256 of the file's
+    bytes, its format and the schema. Only JSON data is kept (never code), a document JSON cannot
+    represent exactly is not kept, and any failure to read or write the cache only means the
+    file is parsed as if there were none. ``ZE_BENCHMARKS_DATASET_CACHE=0`` turns it off."""
+
+    VERSION = 1
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    @classmethod
+    def default(cls) -> "CheckedCache | None":
+        if os.environ.get("ZE_BENCHMARKS_DATASET_CACHE", "1").strip().lower() in ("0", "false", "no", "off"):
+            return None
+        from harness.providers.cache import default_cache_dir
+
+        return cls(default_cache_dir() / "datasets")
+
+    def key(self, path: Path) -> str | None:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None  # reported by the normal read
+        digest = hashlib.sha256(_cache_salt().encode("utf-8"))
+        digest.update(path.suffix.lower().encode("utf-8") + b"\0")
+        digest.update(data)
+        return digest.hexdigest()
+
+    def get(self, key: str) -> tuple[Any, list[int] | None] | None:
+        try:
+            entry = json.loads((self.directory / f"{key}.json").read_text("utf-8"))
+            return entry["document"], entry["lines"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    @staticmethod
+    def snapshot(document: Any, lines: list[int] | None) -> str | None:
+        """The JSON text to keep, or None when JSON cannot represent the document exactly."""
+        try:
+            text = json.dumps({"document": document, "lines": lines}, ensure_ascii=False,
+                              separators=(",", ":"), allow_nan=False)
+        except (ValueError, TypeError):
+            return None
+        return text if json.loads(text)["document"] == document else None  # e.g. integer keys: not kept
+
+    def put(self, key: str, text: str) -> None:
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            tmp = self.directory / f".{key}.{os.getpid()}.tmp"
+            tmp.write_text(text, "utf-8")
+            os.replace(tmp, self.directory / f"{key}.json")
+        except (OSError, ValueError, TypeError):
+            return
+
+
+@lru_cache(maxsize=None)
+def _cache_salt() -> str:
+    """What a cached document depends on besides the file: the cache's version and the schema."""
+    schema = json.dumps(load_schema("dataset"), sort_keys=True).encode("utf-8")
+    return f"checked-v{CheckedCache.VERSION}:" + hashlib.sha256(schema).hexdigest()
 
 
 def load_dataset(ref: str | os.PathLike) -> Dataset:

@@ -22,7 +22,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import yaml
 
@@ -356,14 +356,34 @@ def dataset_candidates(repo_path: Path | None, name: str) -> list[Path]:
     """The files a dataset ``name`` may be in a repository, in lookup order: ``{path}/{name}``,
     then ``{path}/{place}/{name}`` with each dataset extension (or as written when ``name``
     has one) for every place of :data:`DATASET_PLACES`."""
+    return [Path(p) for p in _candidate_strings(repo_path, name)]
+
+
+def _candidate_strings(repo_path: Path | None, name: str) -> Iterator[str]:
+    # Strings made as they are needed, not Paths: a 1,000-repository manifest looks up
+    # thousands of datasets, most found at the first place.
     if repo_path is None:
-        return []
-    out = [repo_path / name]
-    has_suffix = Path(name).suffix.lower() in DATASET_SUFFIXES
+        return
+    root = os.fspath(repo_path)
+    yield os.path.join(root, name)
+    has_suffix = os.path.splitext(name)[1].lower() in DATASET_SUFFIXES
     for place in DATASET_PLACES:
-        base = repo_path / place
-        out += [base / name] if has_suffix else [base / f"{name}{suffix}" for suffix in DATASET_SUFFIXES]
-    return out
+        base = os.path.join(root, place)
+        if has_suffix:
+            yield os.path.join(base, name)
+        else:
+            for suffix in DATASET_SUFFIXES:
+                yield os.path.join(base, name + suffix)
+
+
+def _shown(candidate: str, name: str) -> str:
+    """A candidate as listed among the places looked: one entry per place, dir/name.{json,yaml,...}."""
+    if os.path.splitext(name)[1].lower() in DATASET_SUFFIXES:
+        return candidate
+    for suffix in DATASET_SUFFIXES:
+        if candidate.endswith(f"{name}{suffix}"):
+            return candidate[: -len(suffix)] + ".{" + ",".join(s.lstrip(".") for s in DATASET_SUFFIXES) + "}"
+    return candidate
 
 
 def find_dataset(repo_path: Path | None, name: str, root: Path, builtins: set[str] | None = None) -> DatasetLookup:
@@ -374,24 +394,26 @@ def find_dataset(repo_path: Path | None, name: str, root: Path, builtins: set[st
         from harness.datasets.format import builtin_datasets
 
         builtins = {b.name for b in builtin_datasets()}
-    if os.path.isabs(name):
-        candidates = [Path(name)]
-    else:
-        candidates = dataset_candidates(repo_path, name)
-        beside = (root / name).resolve()
-        if beside not in candidates:
-            candidates.append(beside)
     looked: list[str] = []
-    for candidate in candidates:
-        if candidate.is_file():
-            return DatasetLookup(str(candidate), tuple(looked + [str(candidate)]))
-        shown = str(candidate)
-        for suffix in DATASET_SUFFIXES:  # one entry per place: dir/name.{json,yaml,...}
-            if shown.endswith(f"{name}{suffix}") and Path(name).suffix.lower() not in DATASET_SUFFIXES:
-                shown = shown[: -len(suffix)] + ".{" + ",".join(s.lstrip(".") for s in DATASET_SUFFIXES) + "}"
-                break
+
+    def check(candidate: str) -> bool:
+        if os.path.isfile(candidate):
+            looked.append(candidate)
+            return True
+        shown = _shown(candidate, name)
         if shown not in looked:
             looked.append(shown)
+        return False
+
+    tried: list[str] = []
+    for candidate in [name] if os.path.isabs(name) else _candidate_strings(repo_path, name):
+        tried.append(candidate)
+        if check(candidate):
+            return DatasetLookup(candidate, tuple(looked))
+    if not os.path.isabs(name):
+        beside = str((root / name).resolve())
+        if beside not in tried and check(beside):
+            return DatasetLookup(beside, tuple(looked))
     if os.path.isabs(name):
         return DatasetLookup(None, tuple(looked))
     bare = name
