@@ -2,11 +2,12 @@
 // success, the score it buys per dollar, and the Pareto front of cost against score
 // (GET /api/costs). An unknown cost is shown as unknown, never as 0.
 
-import {h, api, route, table, statCards, section, spinner, errorBox, ready, fmt} from '../core.js';
+import {h, api, route, table, statCards, section, ready, fmt} from '../core.js';
 import {scatter} from '../charts.js';
 import {
   heading, emptyState, notesList, excludedText, sumValues, isNum, sinceProblem, byProblem, filterError,
   filterForm, recentBatches, queryValues, sortRows, setPageTitle, chartBox, scopeFields, BY_OPTIONS,
+  answerInto,
 } from './shared_b.js';
 
 const KEYS = ['by', 'suite', 'batchId', 'since'];
@@ -39,16 +40,7 @@ route('/costs', async (ctx) => {
     ready(root);
     return;
   }
-  const body = h('div', {class: 'costs-body'}, spinner('Adding up…'));
-  root.append(body);
-  const answer = await pending;
-  if (answer.err) {
-    body.replaceChildren(errorBox(answer.err));
-    ready(root);
-    return;
-  }
-  body.replaceChildren(...render(ctx, answer.data, values));
-  ready(root);
+  await answerInto(root, pending, 'costs-body', 'Adding up…', (data) => render(ctx, data, values));
 });
 
 function perSuccess(r) {

@@ -1,11 +1,12 @@
 // /leaderboard?by=&suite=&batchId=&since=&sort=&order= : entries ranked on comparable runs,
 // mean score with its 95% interval, rank ranges (GET /api/leaderboard).
 
-import {h, api, route, link, table, statCards, section, spinner, errorBox, ready, fmt} from '../core.js';
+import {h, api, route, link, table, statCards, section, ready, fmt} from '../core.js';
 import {barChart} from '../charts.js';
 import {
   heading, emptyState, notesList, excludedText, sumValues, isNum, withInterval, sinceProblem, byProblem,
   filterError, filterForm, chartBox, recentBatches, queryValues, sortRows, setPageTitle, scopeFields, BY_OPTIONS,
+  answerInto,
 } from './shared_b.js';
 
 const KEYS = ['by', 'suite', 'batchId', 'since'];
@@ -49,16 +50,7 @@ route('/leaderboard', async (ctx) => {
     ready(root);
     return;
   }
-  const body = h('div', {class: 'leaderboard-body'}, spinner('Ranking…'));
-  root.append(body);
-  const answer = await pending;
-  if (answer.err) {
-    body.replaceChildren(errorBox(answer.err));
-    ready(root);
-    return;
-  }
-  body.replaceChildren(...render(ctx, answer.data, values, batches));
-  ready(root);
+  await answerInto(root, pending, 'leaderboard-body', 'Ranking…', (data) => render(ctx, data, values, batches));
 });
 
 function render(ctx, data, values, batches) {

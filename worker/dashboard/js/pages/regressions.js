@@ -3,11 +3,12 @@
 // (regressed, improved, flaky...) and the severity (GET /api/regressions). Without a choice
 // of batches or agent only the form is shown: the API is never asked without them.
 
-import {h, api, route, link, table, statCards, section, spinner, errorBox, ready, fmt, badge} from '../core.js';
+import {h, api, route, link, table, statCards, section, ready, fmt, badge} from '../core.js';
 import {barChart} from '../charts.js';
 import {
   heading, emptyState, isNum, signed, sinceProblem, filterError, filterForm, recentBatches, queryValues, sortRows,
   setPageTitle, batchHref, chartBox, excludedText, sumValues,
+  answerInto,
 } from './shared_b.js';
 
 const STATUS_ORDER = ['regressed', 'improved', 'flaky', 'inconclusive', 'new', 'missing', 'unchanged'];
@@ -52,16 +53,7 @@ route('/regressions', async (ctx) => {
     ready(root);
     return;
   }
-  const body = h('div', {class: 'regressions-body'}, spinner('Comparing…'));
-  root.append(body);
-  const answer = await pending;
-  if (answer.err) {
-    body.replaceChildren(errorBox(answer.err));
-    ready(root);
-    return;
-  }
-  body.replaceChildren(...render(ctx, answer.data, values));
-  ready(root);
+  await answerInto(root, pending, 'regressions-body', 'Comparing…', (data) => render(ctx, data, values));
 });
 
 /** Who ran a batch, from its metadata: agents of a suite run, targets of a dataset run,

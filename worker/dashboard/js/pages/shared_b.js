@@ -2,7 +2,7 @@
 // stress): page headings, filter forms kept in the URL, empty states, client-side checks of
 // filters, number helpers and the stress test chart. Data reaches the DOM as text only.
 
-import {h, api, fmt, errorBox} from '../core.js';
+import {h, api, fmt, errorBox, spinner, ready} from '../core.js';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
@@ -93,6 +93,16 @@ export function byProblem(text) {
 }
 
 /** A problem found before asking the API, shown like an API error. */
+/** Wait for ``pending`` (an API answer, or ``{err}``) under a spinner in a box of class ``cls``,
+ *  then show what ``draw(data)`` returns, or the error; the page is ready either way. */
+export async function answerInto(root, pending, cls, waiting, draw) {
+  const body = h('div', {class: cls}, spinner(waiting));
+  root.append(body);
+  const answer = await pending;
+  body.replaceChildren(...(answer.err ? [errorBox(answer.err)] : draw(answer.data)));
+  ready(root);
+}
+
 /** The scope fields shared by the ranking pages: suite or dataset, batch (with the recent ones
  *  offered) and since. */
 export function scopeFields(batches) {
