@@ -155,12 +155,7 @@ async def search_batches(db: Storage, query: dict[str, str]) -> tuple[list[dict[
                "SELECT *, CASE WHEN total_runs > 0 THEN CAST(successful_runs AS REAL) / total_runs END AS pass_rate "
                f"FROM agg ORDER BY ({column} IS NULL), {column} {direction}, batch_id {direction} LIMIT ? OFFSET ?")
     rows = await db.all(sql, (*params, limit, offset))
-    batches = [store._batch_to_wire(r) for r in rows]
-    merged = await store._merged_metadata(db, [b["batchId"] for b in batches])
-    for b in batches:
-        if b["batchId"] in merged:
-            b["metadata"] = merged[b["batchId"]]
-    return batches, total
+    return await store.with_merged_metadata(db, [store._batch_to_wire(r) for r in rows]), total
 
 
 # ------------------------------------------------------------------------------- transcripts

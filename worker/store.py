@@ -455,6 +455,15 @@ async def _merged_metadata(db: Storage, batch_ids: list[str]) -> dict[str, dict[
     return {batch_id: merge_batch_metadata(items) for batch_id, items in out.items()}
 
 
+async def with_merged_metadata(db: Storage, batches: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``batches`` (wire form) with each one's metadata merged from its contributions."""
+    merged = await _merged_metadata(db, [b["batchId"] for b in batches])
+    for b in batches:
+        if b["batchId"] in merged:
+            b["metadata"] = merged[b["batchId"]]
+    return batches
+
+
 async def list_batches(db: Storage, query: dict[str, str]) -> tuple[list[dict[str, Any]], str | None]:
     """A page of batches with aggregates, newest first, and the next page's cursor."""
     unknown = sorted(set(query) - {"limit", "cursor"})
@@ -481,11 +490,7 @@ async def list_batches(db: Storage, query: dict[str, str]) -> tuple[list[dict[st
         rows = rows[:limit]
         next_cursor = encode_cursor(_int(rows[-1]["created_at"]), rows[-1]["batch_id"])
     batches = [_batch_to_wire(r) for r in rows]
-    merged = await _merged_metadata(db, [b["batchId"] for b in batches])
-    for b in batches:
-        if b["batchId"] in merged:
-            b["metadata"] = merged[b["batchId"]]
-    return batches, next_cursor
+    return await with_merged_metadata(db, batches), next_cursor
 
 
 async def get_batch(db: Storage, batch_id: str, include_runs: bool = True) -> dict[str, Any] | None:
