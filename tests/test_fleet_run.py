@@ -458,6 +458,9 @@ class _SlowStore:
         self.seen.append((key, key in completed))
         return self.client.post_run(record)
 
+    def post_runs(self, records):
+        return [self.post_run(record) for record in records]
+
     def __getattr__(self, name):
         return getattr(self.client, name)
 

@@ -8,6 +8,7 @@ the configuration differ.
 
 from __future__ import annotations
 
+import functools
 import hmac
 import time
 import traceback
@@ -17,7 +18,7 @@ from typing import Any, Awaitable, Callable
 from worker import analysis_api, dashboard, dashboard_api, store
 from worker.config import WorkerConfig
 from worker.messages import HttpError, Request, Response, json_response
-from worker.schema import BATCH_FIELDS, RUN_FIELDS, STRESS_FIELDS, parse_json_body, validate_object
+from worker.schema import BATCH_FIELDS, MAX_BULK_RUNS, RUN_FIELDS, STRESS_FIELDS, parse_json_body, validate_object
 from worker.storage import Storage, StorageError
 
 Handler = Callable[["WorkerApp", Request, dict[str, str]], Awaitable[Response]]
@@ -203,6 +204,31 @@ class WorkerApp:
                 "duplicate": not stored}
         return json_response(201 if stored else 200, body)
 
+    async def post_results_bulk(self, request: Request, params: dict[str, str]) -> Response:
+        """Store up to :data:`MAX_BULK_RUNS` runs; the new ones in one atomic write. Each run
+        is checked on its own: one invalid or conflicting run is refused, with its error, and
+        the others are stored."""
+        body = parse_json_body(request.body)
+        runs = body.get("runs") if isinstance(body, dict) else None
+        if not isinstance(runs, list):
+            raise HttpError(400, "missing field: runs", "the body is {\"runs\": [run, ...]}")
+        if len(runs) > MAX_BULK_RUNS:
+            raise HttpError(413, "too many runs", f"{len(runs)} runs; at most {MAX_BULK_RUNS} per request")
+        results: list[dict[str, Any] | None] = [None] * len(runs)
+        valid: list[tuple[int, dict[str, Any]]] = []
+        for i, item in enumerate(runs):
+            try:
+                valid.append((i, validate_object(RUN_FIELDS, item, f"runs[{i}]")))
+            except HttpError as exc:
+                results[i] = _refused(item, exc)
+        outcomes = await store.store_runs(self.storage, [run for _, run in valid], self.now_ms())
+        for (i, run), outcome in zip(valid, outcomes):
+            results[i] = (_refused(run, outcome) if isinstance(outcome, HttpError) else
+                          {"runId": run["runId"], "batchId": run["batchId"],
+                           "status": "stored" if outcome else "duplicate"})
+        counts = {s: sum(1 for r in results if r and r["status"] == s) for s in ("stored", "duplicate", "rejected")}
+        return json_response(200, {"success": counts["rejected"] == 0, **counts, "results": results})
+
     async def post_batch(self, request: Request, params: dict[str, str]) -> Response:
         batch = validate_object(BATCH_FIELDS, parse_json_body(request.body))
         created = await store.upsert_batch(self.storage, batch, self.now_ms())
@@ -302,6 +328,7 @@ ROUTES: tuple[tuple[str, str, Handler], ...] = (
     ("/api/stats/agents", "GET", WorkerApp.agent_stats),
     ("/api/results", "POST", WorkerApp.post_result),
     ("/api/results/batch", "POST", WorkerApp.post_batch),
+    ("/api/results/bulk", "POST", WorkerApp.post_results_bulk),
     ("/api/compare", "GET", WorkerApp.compare),
     ("/api/leaderboard", "GET", WorkerApp.leaderboard),
     ("/api/regressions", "GET", WorkerApp.regressions),
@@ -322,8 +349,28 @@ ROUTES: tuple[tuple[str, str, Handler], ...] = (
 )
 
 
+def _refused(item: Any, error: HttpError) -> dict[str, Any]:
+    """The entry of a run that a bulk request did not store."""
+    run_id = item.get("runId") if isinstance(item, dict) else None
+    return {"runId": run_id if isinstance(run_id, str) else None, "status": "rejected",
+            "httpStatus": error.status, "error": error.error, "details": error.details}
+
+
 def _segments(path: str) -> list[str]:
     return [s for s in path.strip("/").split("/") if s] if path.strip("/") else []
+
+
+@functools.lru_cache(maxsize=1)
+def _route_table() -> dict[int, list[tuple[list[str], dict[str, Handler]]]]:
+    """:data:`ROUTES` grouped by pattern (handlers by method), by number of segments."""
+    by_pattern: dict[str, dict[str, Handler]] = {}
+    for pattern, method, handler in ROUTES:
+        by_pattern.setdefault(pattern, {})[method] = handler
+    table: dict[int, list[tuple[list[str], dict[str, Handler]]]] = {}
+    for pattern, methods in by_pattern.items():
+        pat = _segments(pattern)
+        table.setdefault(len(pat), []).append((pat, methods))
+    return table
 
 
 def match_route(path: str) -> tuple[dict[str, Handler], dict[str, str]] | None:
@@ -335,13 +382,7 @@ def match_route(path: str) -> tuple[dict[str, Handler], dict[str, str]] | None:
 
     parts = [unquote(s) for s in _segments(path)]
     best: tuple[int, dict[str, Handler], dict[str, str]] | None = None
-    by_pattern: dict[str, dict[str, Handler]] = {}
-    for pattern, method, handler in ROUTES:
-        by_pattern.setdefault(pattern, {})[method] = handler
-    for pattern, methods in by_pattern.items():
-        pat = _segments(pattern)
-        if len(pat) != len(parts):
-            continue
+    for pat, methods in _route_table().get(len(parts), ()):
         params: dict[str, str] = {}
         literals = 0
         for p, s in zip(pat, parts):

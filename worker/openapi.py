@@ -12,6 +12,7 @@ from worker.schema import (
     BATCH_FIELDS,
     EVALUATION_STATUSES,
     FAILURE_CLASSES,
+    MAX_BULK_RUNS,
     RUN_FIELDS,
     RUN_STATUSES,
     STRESS_FIELDS,
@@ -91,6 +92,17 @@ SCHEMAS: dict[str, Any] = {
         "success": {"const": True}, "runId": _STR, "batchId": _NSTR, "duplicate": _BOOL,
     }),
     "RunPost": json_schema(RUN_FIELDS),
+    "BulkRunsPost": _obj({"runs": {"type": "array", "items": {"$ref": "#/components/schemas/RunPost"},
+                                   "maxItems": MAX_BULK_RUNS}}),
+    "PostBulkResponse": _obj({
+        "success": {"type": "boolean", "description": "true when no run was rejected"},
+        "stored": {"type": "integer"}, "duplicate": {"type": "integer"}, "rejected": {"type": "integer"},
+        "results": {"type": "array", "items": {"type": "object", "required": ["runId", "status"], "properties": {
+            "runId": _NSTR, "batchId": _NSTR, "status": {"enum": ["stored", "duplicate", "rejected"]},
+            "httpStatus": {"type": "integer", "description": "a rejected run's status: 400 invalid, 409 conflict"},
+            "error": _STR, "details": {},
+        }}},
+    }),
     "BatchPost": json_schema(BATCH_FIELDS),
     "StressRunSummary": _obj({
         "id": _STR, "createdAt": {"type": "integer", "description": "unix ms, when stored"},
@@ -317,6 +329,17 @@ def openapi_document() -> dict[str, Any]:
                 "201": _json(_ref("PostResultResponse"), "Stored"),
                 "200": _json(_ref("PostResultResponse"), "Already stored with the same content"),
                 "409": _json(_ref("Error"), "Already stored with different content"),
+                **_WRITE_ERRORS,
+            },
+        }},
+        "/api/results/bulk": {"post": {
+            "summary": f"Store up to {MAX_BULK_RUNS} runs, the new ones in one write; each run "
+                       "is checked on its own and answered in order",
+            "security": _AUTH,
+            "requestBody": {"required": True,
+                            "content": {"application/json": {"schema": _ref("BulkRunsPost")}}},
+            "responses": {
+                "200": _json(_ref("PostBulkResponse"), "One result per run, in order"),
                 **_WRITE_ERRORS,
             },
         }},

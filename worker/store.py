@@ -177,11 +177,12 @@ def _retry_of(run: dict[str, Any]) -> str | None:
 _COUNTED = "NOT EXISTS (SELECT 1 FROM runs redo WHERE redo.retry_of = {alias}.run_id)"
 
 
-def run_statements(run: dict[str, Any], digest: str, now_ms: int) -> list[Statement]:
-    """The statements that store one validated run; executed as one atomic batch."""
+def run_statements(run: dict[str, Any], digest: str, now_ms: int, *, batch_row: bool = True) -> list[Statement]:
+    """The statements that store one validated run; executed as one atomic batch.
+    ``batch_row`` false leaves out the row of its batch (another run's statements create it)."""
     statements: list[Statement] = []
     run_id = run["runId"]
-    if run["batchId"]:
+    if run["batchId"] and batch_row:
         statements.append(Statement(
             "INSERT INTO batches (batch_id, created_at, metadata) VALUES (?, ?, '{}') "
             "ON CONFLICT (batch_id) DO NOTHING",
@@ -263,6 +264,51 @@ async def store_run(db: Storage, run: dict[str, Any], now_ms: int) -> bool:
         return False
     raise HttpError(409, "run already stored with different content",
                     f"runId {run['runId']} exists; post a new runId for a new run")
+
+
+async def store_runs(db: Storage, runs: list[dict[str, Any]], now_ms: int) -> list[bool | HttpError]:
+    """Store validated runs, the new ones in one atomic batch (one transaction, one commit).
+
+    One outcome per run, in order: True stored now, False an identical retry (also a repeat of
+    an earlier run of the same request), or the :class:`HttpError` 409 that :func:`store_run`
+    raises for a run id already stored with different content. When another writer stores
+    some of the same ids between the check and the write, the runs are stored one by one.
+    """
+    digests = [content_hash(run) for run in runs]
+    ids = list(dict.fromkeys(run["runId"] for run in runs))
+    known: dict[str, str] = {}
+    for start in range(0, len(ids), MAX_BOUND_PARAMS):
+        chunk = ids[start:start + MAX_BOUND_PARAMS]
+        rows = await db.all(f"SELECT run_id, content_hash FROM runs WHERE run_id IN ({', '.join('?' * len(chunk))})",
+                            tuple(chunk))
+        known.update((row["run_id"], row["content_hash"]) for row in rows)
+    outcomes: list[bool | HttpError] = []
+    statements: list[Statement] = []
+    batches: set[str] = set()
+    for run, digest in zip(runs, digests):
+        stored = known.get(run["runId"])
+        if stored is None:
+            known[run["runId"]] = digest
+            statements.extend(run_statements(run, digest, now_ms, batch_row=run["batchId"] not in batches))
+            batches.add(run["batchId"])
+            outcomes.append(True)
+        elif stored == digest:
+            outcomes.append(False)
+        else:
+            outcomes.append(HttpError(409, "run already stored with different content",
+                                      f"runId {run['runId']} exists; post a new runId for a new run"))
+    if not statements:
+        return outcomes
+    try:
+        await db.batch(statements)
+    except ConstraintError:
+        for i, run in enumerate(runs):
+            if outcomes[i] is True:
+                try:
+                    outcomes[i] = await store_run(db, run, now_ms)
+                except HttpError as exc:
+                    outcomes[i] = exc
+    return outcomes
 
 
 async def get_run(db: Storage, run_id: str) -> dict[str, Any] | None:

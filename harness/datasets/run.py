@@ -174,11 +174,25 @@ class ResultsLog:
         self._file.write(self._dumps(cell) + "\n")
         self._file.flush()
 
-    def close(self) -> None:
+    def close(self, sync: bool = True) -> None:
+        """Close the file; ``sync`` false leaves the fsync to a later :func:`sync_file`."""
         if not self._file.closed:
             self._file.flush()
-            os.fsync(self._file.fileno())
+            if sync:
+                os.fsync(self._file.fileno())
             self._file.close()
+
+
+def sync_file(path: Path) -> None:
+    """fsync ``path`` if it exists."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 # --------------------------------------------------------------------------- preparing
@@ -446,6 +460,8 @@ class CellRecorder:
         self.judge_skip = judge_skip
         self.on_cell = on_cell
         self.save = run.options.save_responses
+        self.errors = 0
+        self.first_error: str | None = None
 
     def cell_of(self, planned: PlannedCell, outcome: Outcome, graded: Any) -> dict[str, Any]:
         response = outcome.response
@@ -494,6 +510,10 @@ class CellRecorder:
         if previous is not None:
             cell["retry_of"] = previous.get("run_id")
         self.log.append(cell)
+        if cell["status"] == "error":
+            self.errors += 1
+            if self.first_error is None:
+                self.first_error = f"{cell['test_id']}: {cell['error']}"
         if self.on_cell is not None:
             self.on_cell(cell)
         return cell
@@ -538,13 +558,34 @@ def resolve_rubric_judge(run: DatasetRun) -> tuple[Any, str, str]:
         return None, f"judge skipped: {exc}", "none"
 
 
+@dataclass
+class Sent:
+    """What :func:`send` did: the requests sent, whether it was stopped, and this send's errors."""
+
+    sent: int
+    elapsed_s: float
+    interrupted: bool
+    errors: int = 0
+    first_error: str | None = None  # "<test id>: <error>" of the first cell that ended in error
+
+
 async def execute(run: DatasetRun, *, on_cell: Callable[[dict[str, Any]], None] | None = None,
                   engine: Engine | None = None, control: Any = None) -> DatasetResult:
-    """Send the run's cells and append each finished one to results.jsonl. ``control`` (an
-    object with ``stopping``/``aborting`` flags, e.g. :class:`harness.control.BatchControl`)
-    is polled to stop early; the cells finished so far are kept. A given ``engine`` (a fleet's,
-    shared by several runs) is left open, and this run keeps to its own ``concurrency`` and
-    ``pace_s`` within it."""
+    """:func:`send`, then :func:`finish` (in a worker thread, so an event loop shared with
+    other runs goes on with their requests)."""
+    done = await send(run, on_cell=on_cell, engine=engine, control=control)
+    return await asyncio.to_thread(finish, run, interrupted=done.interrupted, sent=done.sent,
+                                   elapsed_s=done.elapsed_s)
+
+
+async def send(run: DatasetRun, *, on_cell: Callable[[dict[str, Any]], None] | None = None,
+               engine: Engine | None = None, control: Any = None) -> Sent:
+    """Send the run's cells and append each finished one to results.jsonl (each line flushed
+    as it is written; :func:`finish` syncs the file). ``control`` (an object with
+    ``stopping``/``aborting`` flags, e.g. :class:`harness.control.BatchControl`) is polled to
+    stop early; the cells finished so far are kept. A given ``engine`` (a fleet's, shared by
+    several runs) is left open, and this run keeps to its own ``concurrency`` and ``pace_s``
+    within it."""
     run.output_dir.mkdir(parents=True, exist_ok=True)
     (run.output_dir / META_FILE).write_text(json.dumps(run.meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     judge, judge_skip, _ = resolve_rubric_judge(run)
@@ -580,16 +621,16 @@ async def execute(run: DatasetRun, *, on_cell: Callable[[dict[str, Any]], None] 
     finally:
         if watcher is not None:
             watcher.cancel()
-        log.close()
+        log.close(sync=False)
         if owned:
             await engine.aclose()
-    elapsed = time.monotonic() - started
-    return finish(run, interrupted=interrupted, sent=len(jobs), elapsed_s=elapsed)
+    return Sent(len(jobs), time.monotonic() - started, interrupted, recorder.errors, recorder.first_error)
 
 
 def finish(run: DatasetRun, *, interrupted: bool = False, sent: int = 0, elapsed_s: float = 0.0) -> DatasetResult:
-    """Write results.json, results.csv and summary.json from results.jsonl (the last line of
-    every cell of this run)."""
+    """Sync results.jsonl, then write results.json, results.csv and summary.json from it (the
+    last line of every cell of this run)."""
+    sync_file(run.output_dir / RESULTS_FILE)
     cells_all, _ = read_results(run.output_dir / RESULTS_FILE)
     latest = latest_by_key(cells_all)
     targets = [t.spec for t in run.targets]
@@ -654,6 +695,22 @@ def run_record(run: DatasetRun, cell: dict[str, Any], cases: dict[str, TestCase]
     )
 
 
+STORE_CHUNK = 50  # runs per request to the results store (one write each)
+
+
+def _post_runs(client: Any, records: list[RunRecord]) -> list[Any]:
+    """One outcome (or exception) per record: in one request when the client can, else one by one."""
+    if hasattr(client, "post_runs"):
+        return list(client.post_runs(records))
+    outcomes: list[Any] = []
+    for record in records:
+        try:
+            outcomes.append(client.post_run(record))
+        except Exception as exc:  # noqa: BLE001 - the caller reports it
+            outcomes.append(exc)
+    return outcomes
+
+
 def store(result: DatasetResult, client: Any, judge_identity: str = "none",
           progress: Callable[[int, int], None] | None = None, *, post_batch: bool = True) -> list[RunRecord]:
     """Post every cell of the run, then the batch (unless ``post_batch`` is false: a fleet posts
@@ -664,14 +721,19 @@ def store(result: DatasetResult, client: Any, judge_identity: str = "none",
     run = result.run
     cases = {c.id: c for c in run.dataset.cases}
     records = [run_record(run, cell, cases, judge_identity) for cell in result.cells]
-    for i, record in enumerate(records, 1):
+    for start in range(0, len(records), STORE_CHUNK):
+        chunk = records[start:start + STORE_CHUNK]
         try:
-            client.post_run(record)
-            result.stored += 1
-        except Exception as exc:  # noqa: BLE001 - reported; results.jsonl keeps the cell
-            result.store_errors.append(f"{record.run_id}: {type(exc).__name__}: {exc}")
+            outcomes = _post_runs(client, chunk)
+        except Exception as exc:  # noqa: BLE001 - reported; results.jsonl keeps the cells
+            outcomes = [exc] * len(chunk)
+        for record, outcome in zip(chunk, outcomes):
+            if isinstance(outcome, Exception):
+                result.store_errors.append(f"{record.run_id}: {type(outcome).__name__}: {outcome}")
+            else:
+                result.stored += 1
         if progress is not None:
-            progress(i, len(records))
+            progress(start + len(chunk), len(records))
     if not post_batch:
         return records
     meta = {"kind": "dataset", "dataset": run.meta.get("dataset"), "targets": [t.spec for t in run.targets],

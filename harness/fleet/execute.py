@@ -372,7 +372,6 @@ class CellResult:
     # The cell's runs being stored in the background: the cell is recorded in cells.jsonl only
     # once they are, so a process killed before that leaves the cell to be redone by resume.
     storing: "asyncio.Future[Any] | None" = None
-    stored_result: Any = None
 
 
 class FleetExecution:
@@ -430,7 +429,7 @@ class FleetExecution:
 
     # -- one cell ---------------------------------------------------------------------------------
     async def _dataset_cell(self, cell: FleetCell, engine: Any) -> CellResult:
-        from harness.datasets.run import DatasetRunOptions, execute, prepare, store
+        from harness.datasets.run import DatasetRunOptions, finish, prepare, send, store
 
         directory = self.run_dir / cell.relative_dir
         profile = cell.profile
@@ -445,24 +444,39 @@ class FleetExecution:
             pace_s=profile.request_delay_ms / 1000.0, metadata=self._metadata(cell),
             loaded=self.plan.datasets.get(cell.lookup.ref) if self.plan.datasets and cell.lookup else None)
         run = prepare(options)
-        result = await execute(run, on_cell=self._test_done, engine=engine, control=self.control)
-        if self.manifest.save_responses:
-            _write_dataset_responses(directory, result.cells)
-        storing = None
-        if self.client is not None:  # stored in the background; the slot goes on to its next cell
-            storing = asyncio.ensure_future(
-                asyncio.to_thread(store, result, self.client, "none", None, post_batch=False))
-        errors = sum(1 for c in result.cells if c.get("status") == "error")
-        if result.interrupted:
-            outcome = CellResult(cell, "interrupted", tests=len(result.cells), errors=errors)
-        elif errors:
-            first = next(c for c in result.cells if c.get("status") == "error")
-            outcome = CellResult(cell, "failed", f"{errors} request(s) failed; first: {first.get('test_id')}: "
-                                                 f"{first.get('error')}", len(result.cells), errors)
+        sent = await send(run, on_cell=self._test_done, engine=engine, control=self.control)
+        save, client = self.manifest.save_responses, self.client
+
+        def keep() -> Any:
+            result = finish(run, interrupted=sent.interrupted, sent=sent.sent, elapsed_s=sent.elapsed_s)
+            if save:
+                _write_dataset_responses(directory, result.cells)
+            if client is not None:
+                store(result, client, "none", None, post_batch=False)
+            return result
+
+        # The cell's files are written and its runs stored in a worker thread while the slot
+        # goes on to its next cell; the cell is recorded in cells.jsonl only once that is done.
+        if sent.interrupted:
+            outcome = CellResult(cell, "interrupted")
+        elif sent.errors:
+            outcome = CellResult(cell, "failed", f"{sent.errors} request(s) failed; first: {sent.first_error}")
         else:
-            outcome = CellResult(cell, "completed", tests=len(result.cells))
-        outcome.storing, outcome.stored_result = storing, result
+            outcome = CellResult(cell, "completed")
+        outcome.storing = asyncio.ensure_future(asyncio.to_thread(keep))
         return outcome
+
+    @staticmethod
+    def _dataset_outcome(cell: FleetCell, result: Any) -> CellResult:
+        """A dataset cell's state from all its results (those of an earlier attempt too)."""
+        errors = [c for c in result.cells if c.get("status") == "error"]
+        if result.interrupted:
+            return CellResult(cell, "interrupted", tests=len(result.cells), errors=len(errors))
+        if errors:
+            first = errors[0]
+            return CellResult(cell, "failed", f"{len(errors)} request(s) failed; first: {first.get('test_id')}: "
+                                              f"{first.get('error')}", len(result.cells), len(errors))
+        return CellResult(cell, "completed", tests=len(result.cells))
 
     def _suite_cell(self, cell: FleetCell) -> CellResult:
         """Run a suite cell with the scenario runner (called in a worker thread)."""
@@ -573,6 +587,7 @@ class FleetExecution:
             while queue and not self.control.stopping:
                 cell = queue.pop()
                 result = await self._run_cell(cell, engine)
+                self._stop_if_failed(result, engine)  # at once, not when its runs are stored
                 if result.storing is not None:
                     self._recording.append(asyncio.ensure_future(self._record_when_stored(result, engine)))
                 else:
@@ -608,13 +623,11 @@ class FleetExecution:
         becomes failed (its results.jsonl keeps them; resume stores them again)."""
         assert result.storing is not None
         try:
-            await result.storing
-            error: BaseException | None = None
+            kept = await result.storing
+            result = self._dataset_outcome(result.cell, kept)
+            problems = list(kept.store_errors)
         except Exception as exc:  # noqa: BLE001 - becomes the cell's failure
-            error = exc
-        problems = list(getattr(result.stored_result, "store_errors", []) or [])
-        if error is not None:
-            problems.append(f"{type(error).__name__}: {error}")
+            problems = [f"{type(exc).__name__}: {exc}"]
         if problems and result.state == "completed":
             result = CellResult(result.cell, "failed", f"not stored: {problems[0]}", result.tests, result.errors)
         self._cell_ended(result, engine)
@@ -625,6 +638,10 @@ class FleetExecution:
             self.cells_done += 1
         self._event("cell-done", result=result)
         self._status(True)
+        self._stop_if_failed(result, engine)
+
+    def _stop_if_failed(self, result: CellResult, engine: Any) -> None:
+        """Stop the fleet at the first failed cell unless continue_on_failure."""
         if result.state == "failed" and not self.manifest.continue_on_failure and self.failed is None:
             self.failed = result
             self.control.interrupt()

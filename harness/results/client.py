@@ -8,7 +8,7 @@ on-disk spool when the worker cannot be reached); unset → the worker core in-p
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Literal
+from typing import Any, Literal, Sequence
 
 from harness.results.records import BatchRecord, RunRecord, StressRecord
 
@@ -33,6 +33,19 @@ class ResultsClient(ABC):
     @abstractmethod
     def post_run(self, run: RunRecord) -> PostOutcome:
         """Store one run with its evaluations, telemetry and transcript."""
+
+    def post_runs(self, runs: Sequence[RunRecord]) -> list[PostOutcome | ResultsError]:
+        """Store several runs; one outcome per run, in order, a refused run's being its
+        :class:`ResultsError`. This default posts them one by one."""
+        outcomes: list[PostOutcome | ResultsError] = []
+        for run in runs:
+            try:
+                outcomes.append(self.post_run(run))
+            except NotAWorkerError:
+                raise
+            except ResultsError as exc:
+                outcomes.append(exc)
+        return outcomes
 
     @abstractmethod
     def post_batch(self, batch: BatchRecord) -> PostOutcome | None:

@@ -11,7 +11,7 @@ the transport's ``destination`` and are delivered to that destination only.
 from __future__ import annotations
 
 import logging
-from typing import Any, Literal
+from typing import Any, Literal, Sequence
 
 from harness.results.client import NotAWorkerError, PostOutcome, ResultsClient, ResultsError
 from harness.results.records import BatchRecord, RunRecord, StressRecord
@@ -37,6 +37,8 @@ _SPOOL_STATUSES = frozenset({401, 403, 404, 405, 408, 429})
 SERVICE_NAME = "zebench-results"
 # Where each kind of record is posted (and where its spooled copy is delivered).
 POST_PATHS = {"run": "/api/results", "batch": "/api/results/batch", "stress": "/api/stress"}
+BULK_PATH = "/api/results/bulk"
+BULK_RUNS = 50  # runs per bulk request (the worker accepts up to 50)
 API_VERSIONS = frozenset({1})
 
 
@@ -49,6 +51,7 @@ class WorkerClient(ResultsClient):
         self._delivery_error: str | None = None
         self._verified = False
         self.last_spool_reason: str | None = None  # why the last request went to the spool
+        self._bulk_route = True  # False once the worker answered that it has no bulk route
 
     @property
     def destination(self) -> str:
@@ -93,10 +96,87 @@ class WorkerClient(ResultsClient):
         unreachable). Raises :class:`ResultsError` when the worker refuses it for good."""
         return self._post("stress", "/api/stress", record.to_wire())
 
+    def post_runs(self, runs: Sequence[RunRecord]) -> list[PostOutcome | ResultsError]:
+        """Store ``runs`` through ``POST /api/results/bulk``, :data:`BULK_RUNS` to a request (the
+        worker writes each request's new runs at once). One outcome per run, in order:
+        "stored", "duplicate", "spooled", or the :class:`ResultsError` of a run the worker
+        refused for good (its body kept in the spool's ``rejected/`` folder). A worker without
+        the bulk route gets the runs one by one. Raises :class:`NotAWorkerError` as
+        :meth:`post_run` does, after spooling the runs not yet confirmed."""
+        redactor = Redactor.from_environment()
+        bodies = [redactor.data(run.to_wire()) for run in runs]
+        outcomes: list[PostOutcome | ResultsError] = []
+        for start in range(0, len(bodies), BULK_RUNS):
+            try:
+                outcomes.extend(self._post_bulk(bodies[start:start + BULK_RUNS]))
+            except NotAWorkerError:
+                self._spool_quietly(bodies[start + BULK_RUNS:], "not sent: the destination is not a results worker")
+                raise
+        return outcomes
+
+    def _post_bulk(self, bodies: list[dict[str, Any]]) -> list[PostOutcome | ResultsError]:
+        if not self._bulk_route or len(bodies) == 1:
+            return [self._one(body) for body in bodies]
+        try:
+            self.verify()
+            resp = self.transport.request("POST", BULK_PATH, body={"runs": bodies})
+        except TransportUnavailable as exc:
+            return [self._spool("run", body, str(exc)) for body in bodies]
+        except NotAWorkerError as exc:
+            self._spool_quietly(bodies, str(exc))
+            raise
+        if resp.status in (404, 405):  # a worker from before the bulk route
+            self._bulk_route = False
+            return [self._one(body) for body in bodies]
+        if not resp.ok:
+            if _classify(resp) == "retry":
+                return [self._spool("run", body, f"HTTP {resp.status} {resp.error_text()}") for body in bodies]
+            # Refused as a whole (too large, say): each run gets its own answer.
+            return [self._one(body) for body in bodies]
+        answers = resp.body.get("results") if isinstance(resp.body, dict) else None
+        if not isinstance(answers, list) or len(answers) != len(bodies):
+            reason = (f"{self.transport.description} answered HTTP {resp.status} to POST {BULK_PATH} "
+                      f"without one result per run: not a zebench results worker")
+            self._spool_quietly(bodies, reason)
+            raise NotAWorkerError(f"{reason}; the runs are kept in the spool for {self.destination}")
+        outcomes: list[PostOutcome | ResultsError] = []
+        for body, answer in zip(bodies, answers):
+            answer = answer if isinstance(answer, dict) else {}
+            status = answer.get("status")
+            if answer.get("runId") != body.get("runId") and status != "rejected":
+                reason = (f"{self.transport.description} answered POST {BULK_PATH} without confirming "
+                          f"run {body.get('runId')} (runId {answer.get('runId')!r}): not a zebench results worker")
+                self._spool_quietly(bodies[len(outcomes):], reason)
+                raise NotAWorkerError(f"{reason}; the unconfirmed runs are kept in the spool for {self.destination}")
+            if status in ("stored", "duplicate"):
+                outcomes.append(status)
+            else:
+                text = f"{answer.get('error')}: {answer.get('details')}"
+                where = self.spool.reject("run", body, text, self.destination) if self.spool else None
+                kept = f" (kept in {where})" if where else ""
+                outcomes.append(ResultsError(f"{self.transport.description} refused run {body.get('runId')}: "
+                                             f"HTTP {answer.get('httpStatus')} {text}{kept}"))
+        return outcomes
+
+    def _one(self, body: dict[str, Any]) -> PostOutcome | ResultsError:
+        try:
+            return self._send("run", "/api/results", body)
+        except NotAWorkerError:
+            raise
+        except ResultsError as exc:
+            return exc
+
+    def _spool_quietly(self, bodies: list[dict[str, Any]], reason: str) -> None:
+        if self.spool is not None:
+            for body in bodies:
+                self._spool("run", body, reason, quiet=True)
+
     def _post(self, kind: Kind, path: str, body: dict[str, Any]) -> PostOutcome:
         # No secret of this process's environment is ever stored or spooled, wherever it hid
         # (a transcript, a command's output, an error message).
-        body = Redactor.from_environment().data(body)
+        return self._send(kind, path, Redactor.from_environment().data(body))
+
+    def _send(self, kind: Kind, path: str, body: dict[str, Any]) -> PostOutcome:
         try:
             self.verify()
             resp = self.transport.request("POST", path, body=body)
