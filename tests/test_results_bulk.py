@@ -252,13 +252,7 @@ def test_a_run_stored_by_another_writer_meanwhile_does_not_fail_the_others(local
     assert api.call("GET", f"/api/runs/{runs[2]['runId']}").body["run"]["totalScore"] == other["totalScore"]
 
 
-@pytest.mark.parametrize("kind", [
-    pytest.param("sqlite", marks=pytest.mark.xfail(strict=True, reason=(
-        "worker/store.py store_runs treats every ConstraintError of the bulk batch as a race on "
-        "run ids and stores the runs one by one: the runs before the failing one are committed "
-        "and the request still answers 500"))),
-    "fake_d1",
-])
+@pytest.mark.parametrize("kind", ["sqlite", "fake_d1"])
 def test_a_run_the_database_refuses_leaves_no_run_of_its_request(tmp_path, kind):
     api = _local_api(kind, tmp_path)
     bad = uid()
@@ -438,10 +432,6 @@ def test_a_result_that_does_not_name_its_run_keeps_every_unconfirmed_run(client)
     assert sorted(e.key for e in client.spool.pending(client.destination)) == sorted(r.run_id for r in runs[2:])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "harness/results/worker_client.py _post_bulk: when the runs go one by one (no bulk route, or "
-    "the bulk request refused as a whole) and one answer raises NotAWorkerError, the runs of "
-    "the chunk after it are neither stored nor spooled"))
 def test_not_a_worker_while_posting_one_by_one_keeps_every_run(client):
     def answer(method, path, body):
         if path == BULK_PATH:

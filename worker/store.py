@@ -266,6 +266,17 @@ async def store_run(db: Storage, run: dict[str, Any], now_ms: int) -> bool:
                     f"runId {run['runId']} exists; post a new runId for a new run")
 
 
+async def _stored_ids(db: Storage, ids: list[str]) -> dict[str, str]:
+    """The content hash of each of ``ids`` that is stored."""
+    known: dict[str, str] = {}
+    for start in range(0, len(ids), MAX_BOUND_PARAMS):
+        chunk = ids[start:start + MAX_BOUND_PARAMS]
+        rows = await db.all(f"SELECT run_id, content_hash FROM runs WHERE run_id IN ({', '.join('?' * len(chunk))})",
+                            tuple(chunk))
+        known.update((row["run_id"], row["content_hash"]) for row in rows)
+    return known
+
+
 async def store_runs(db: Storage, runs: list[dict[str, Any]], now_ms: int) -> list[bool | HttpError]:
     """Store validated runs, the new ones in one atomic batch (one transaction, one commit).
 
@@ -275,13 +286,7 @@ async def store_runs(db: Storage, runs: list[dict[str, Any]], now_ms: int) -> li
     some of the same ids between the check and the write, the runs are stored one by one.
     """
     digests = [content_hash(run) for run in runs]
-    ids = list(dict.fromkeys(run["runId"] for run in runs))
-    known: dict[str, str] = {}
-    for start in range(0, len(ids), MAX_BOUND_PARAMS):
-        chunk = ids[start:start + MAX_BOUND_PARAMS]
-        rows = await db.all(f"SELECT run_id, content_hash FROM runs WHERE run_id IN ({', '.join('?' * len(chunk))})",
-                            tuple(chunk))
-        known.update((row["run_id"], row["content_hash"]) for row in rows)
+    known = await _stored_ids(db, list(dict.fromkeys(run["runId"] for run in runs)))
     outcomes: list[bool | HttpError] = []
     statements: list[Statement] = []
     batches: set[str] = set()
@@ -302,6 +307,11 @@ async def store_runs(db: Storage, runs: list[dict[str, Any]], now_ms: int) -> li
     try:
         await db.batch(statements)
     except ConstraintError:
+        # Nothing was written. Only a race on the run ids (another writer stored one of them
+        # since the check) is settled run by run; any other refusal is the request's error.
+        new = [run["runId"] for run, outcome in zip(runs, outcomes) if outcome is True]
+        if not await _stored_ids(db, new):
+            raise
         for i, run in enumerate(runs):
             if outcomes[i] is True:
                 try:

@@ -116,7 +116,7 @@ class WorkerClient(ResultsClient):
 
     def _post_bulk(self, bodies: list[dict[str, Any]]) -> list[PostOutcome | ResultsError]:
         if not self._bulk_route or len(bodies) == 1:
-            return [self._one(body) for body in bodies]
+            return self._one_by_one(bodies)
         try:
             self.verify()
             resp = self.transport.request("POST", BULK_PATH, body={"runs": bodies})
@@ -127,12 +127,12 @@ class WorkerClient(ResultsClient):
             raise
         if resp.status in (404, 405):  # a worker from before the bulk route
             self._bulk_route = False
-            return [self._one(body) for body in bodies]
+            return self._one_by_one(bodies)
         if not resp.ok:
             if _classify(resp) == "retry":
                 return [self._spool("run", body, f"HTTP {resp.status} {resp.error_text()}") for body in bodies]
             # Refused as a whole (too large, say): each run gets its own answer.
-            return [self._one(body) for body in bodies]
+            return self._one_by_one(bodies)
         answers = resp.body.get("results") if isinstance(resp.body, dict) else None
         if not isinstance(answers, list) or len(answers) != len(bodies):
             reason = (f"{self.transport.description} answered HTTP {resp.status} to POST {BULK_PATH} "
@@ -156,6 +156,16 @@ class WorkerClient(ResultsClient):
                 kept = f" (kept in {where})" if where else ""
                 outcomes.append(ResultsError(f"{self.transport.description} refused run {body.get('runId')}: "
                                              f"HTTP {answer.get('httpStatus')} {text}{kept}"))
+        return outcomes
+
+    def _one_by_one(self, bodies: list[dict[str, Any]]) -> list[PostOutcome | ResultsError]:
+        outcomes: list[PostOutcome | ResultsError] = []
+        for i, body in enumerate(bodies):
+            try:
+                outcomes.append(self._one(body))
+            except NotAWorkerError:  # that run is spooled; so are the ones not sent yet
+                self._spool_quietly(bodies[i + 1:], "not sent: the destination is not a results worker")
+                raise
         return outcomes
 
     def _one(self, body: dict[str, Any]) -> PostOutcome | ResultsError:
