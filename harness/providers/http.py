@@ -20,6 +20,7 @@ Either way there is one connection pool per event loop, sized for the concurrenc
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import TYPE_CHECKING
 
@@ -27,7 +28,9 @@ from typing import TYPE_CHECKING
 #: when it is installed) or ``httpx`` (the respx-mockable bridge).
 TRANSPORT_ENV = "ZE_BENCHMARKS_HTTP_TRANSPORT"
 
-if TYPE_CHECKING:  # both imported lazily: this module is loaded only when a model is called
+if TYPE_CHECKING:  # imported lazily: this module is loaded only when a model is called
+    import ssl
+
     import httpx
     import httpx2
 
@@ -208,6 +211,16 @@ def async_transport() -> str:
     return "aiohttp"
 
 
+@functools.lru_cache(maxsize=1)
+def tls_context() -> "ssl.SSLContext":
+    """The process's TLS context for the SDKs' aiohttp clients, verifying certificates against
+    the default CA bundle as the SDKs do: created once (loading the CA bundle costs tens of
+    milliseconds), shared by every client."""
+    import httpx2
+
+    return httpx2.create_ssl_context(verify=True)
+
+
 def make_sdk_async_http_client(timeout_s: float = 120.0, transport_client: "httpx.AsyncClient | None" = None,
                                max_connections: int = 100, sdk: str = "openai") -> "httpx2.AsyncClient":
     """An ``httpx2.AsyncClient`` for the async client of ``sdk`` (``openai`` or ``anthropic``)
@@ -215,14 +228,14 @@ def make_sdk_async_http_client(timeout_s: float = 120.0, transport_client: "http
     as that are in flight without waiting for the pool: the SDK's aiohttp client, or (with
     ``transport_client``, an ``httpx.AsyncClient``, or when :func:`async_transport` says
     ``httpx``) one that forwards to an ``httpx.AsyncClient``."""
-    import httpx
     import httpx2
 
     if transport_client is None and async_transport() == "aiohttp":
         module = __import__(sdk)
         limits = httpx2.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
         return module.DefaultAioHttpClient(timeout=httpx2.Timeout(timeout_s, connect=min(timeout_s, 30.0)),
-                                           limits=limits, follow_redirects=False)
+                                           limits=limits, follow_redirects=False, verify=tls_context())
+    import httpx
 
     inner = transport_client or httpx.AsyncClient(
         timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 30.0)),
