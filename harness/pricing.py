@@ -69,6 +69,16 @@ class PriceTable:
         models have no price.
         """
         day = (on or _dt.date.today()).isoformat()
+        memo = self.__dict__.get("_memo")
+        if memo is None or len(memo) > 4096:
+            memo = {}
+            object.__setattr__(self, "_memo", memo)  # a cache of answers, not part of the value
+        key = (provider, model, day)
+        if key not in memo:
+            memo[key] = self._lookup(provider, model, day)
+        return memo[key]
+
+    def _lookup(self, provider: str, model: str, day: str) -> ModelPrice | None:
         wanted = _candidates(model)
         matches = [
             row
