@@ -537,3 +537,23 @@ def test_every_cell_is_on_disk_as_soon_as_it_is_reported(tmp_path, mock_server):
 
     run_now(options(write_dataset(tmp_path / "d.json"), out, targets_of(mock), repeat=2), on_cell=on_cell)
     assert on_disk == [True] * 10
+
+
+def test_read_results_keeps_the_whole_lines_before_a_torn_one(tmp_path):
+    from harness.datasets.run import read_results
+
+    path = tmp_path / "results.jsonl"
+    lines = [json.dumps({"test_id": f"t{i}", "target": "p:m", "repeat": 0}).encode() + b"\n" for i in range(3)]
+    path.write_bytes(b"".join(lines))
+    cells, good = read_results(path)
+    assert [c["test_id"] for c in cells] == ["t0", "t1", "t2"] and good == path.stat().st_size
+    # a line cut short and then followed by others: everything from it on is dropped
+    path.write_bytes(lines[0] + lines[1][:10] + b"\n" + lines[2])
+    cells, good = read_results(path)
+    assert [c["test_id"] for c in cells] == ["t0"] and good == len(lines[0])
+    # the end of the file cut short
+    path.write_bytes(lines[0] + lines[1] + lines[2][:7])
+    cells, good = read_results(path)
+    assert [c["test_id"] for c in cells] == ["t0", "t1"] and good == len(lines[0]) + len(lines[1])
+    path.write_bytes(b"")
+    assert read_results(path) == ([], 0)

@@ -298,17 +298,17 @@ def write_json(path: str | os.PathLike[str], cells: Iterable[dict[str, Any]], su
     def dumps(value: Any, indent: int | None = None) -> str:
         return json.dumps(value, ensure_ascii=False, allow_nan=False, indent=indent)
 
-    # JSON strings hold no raw newline, so re-indenting the lines of a dump is safe.
-    parts = [
-        '{\n  "meta": ', dumps(meta, 2).replace("\n", "\n  "),
-        ',\n  "summary": ', dumps(summary, 2).replace("\n", "\n  "),
-        ',\n  "results": [',
-        ",".join(f"\n    {dumps(cell)}" for cell in cells),
-        "\n  ]\n}\n",
-    ]
-    text = "".join(parts)
+    # JSON strings hold no raw newline, so re-indenting the lines of a dump is safe. Written
+    # piece by piece: the whole text of a large run is never held at once.
     with _atomic(path) as fh:
-        fh.write(text)
+        fh.write('{\n  "meta": ' + dumps(meta, 2).replace("\n", "\n  "))
+        fh.write(',\n  "summary": ' + dumps(summary, 2).replace("\n", "\n  "))
+        fh.write(',\n  "results": [')
+        separator = "\n    "
+        for cell in cells:
+            fh.write(separator + dumps(cell))
+            separator = ",\n    "
+        fh.write("\n  ]\n}\n")
 
 
 def _csv_value(value: Any) -> Any:
