@@ -96,13 +96,70 @@ def main() -> None:
         pass
 
 
-for _module, _attr in _COMMAND_MODULES:
-    try:
-        _mod = importlib.import_module(_module)
-    except ModuleNotFoundError as _exc:
-        if _exc.name != _module:
-            raise
-        continue
-    _cmd = getattr(_mod, _attr, None)
-    if _cmd is not None:
-        main.add_command(_cmd)
+class _LazyCommands(dict):
+    """The subcommands by name, each module imported the first time its command is looked up
+    (``bench fleet validate`` does not import what ``bench stress`` needs); listing them all,
+    as ``--help`` does, imports them all."""
+
+    def __init__(self, modules: tuple[tuple[str, str], ...]) -> None:
+        super().__init__()
+        self._where = {_command_name(attr): (module, attr) for module, attr in modules}
+
+    def _load(self, name: object) -> None:
+        where = self._where.pop(name, None) if isinstance(name, str) else None
+        if where is None:
+            return
+        module, attr = where
+        try:
+            loaded = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+            return
+        command = getattr(loaded, attr, None)
+        if command is not None:
+            dict.__setitem__(self, command.name, command)
+
+    def _load_all(self) -> None:
+        for name in list(self._where):
+            self._load(name)
+
+    def __contains__(self, name: object) -> bool:
+        self._load(name)
+        return dict.__contains__(self, name)
+
+    def __getitem__(self, name: str) -> click.Command:
+        self._load(name)
+        return dict.__getitem__(self, name)
+
+    def get(self, name: str, default: object = None) -> object:  # type: ignore[override]
+        self._load(name)
+        return dict.get(self, name, default)
+
+    def __iter__(self):  # noqa: ANN204 - dict's signature
+        self._load_all()
+        return dict.__iter__(self)
+
+    def __len__(self) -> int:
+        self._load_all()
+        return dict.__len__(self)
+
+    def keys(self):  # noqa: ANN201 - dict's signature
+        self._load_all()
+        return dict.keys(self)
+
+    def values(self):  # noqa: ANN201 - dict's signature
+        self._load_all()
+        return dict.values(self)
+
+    def items(self):  # noqa: ANN201 - dict's signature
+        self._load_all()
+        return dict.items(self)
+
+
+def _command_name(attr: str) -> str:
+    """The command's name: its attribute's, without a ``_cmd`` suffix (``list_cmd`` is ``list``)."""
+    return attr.removesuffix("_cmd")
+
+
+main.commands = _LazyCommands(_COMMAND_MODULES)

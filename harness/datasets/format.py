@@ -191,6 +191,8 @@ class BuiltinInfo:
 
 def placeholders(template: str) -> list[str]:
     """The variable names ``template`` uses (``{{var}}`` or ``{{ var }}``), each once, in order."""
+    if "{{" not in template:
+        return []
     return list(dict.fromkeys(_PLACEHOLDER.findall(template)))
 
 
@@ -200,6 +202,8 @@ def render(template: str, variables: dict[str, Any]) -> str:
     Numbers are written as Python writes them, booleans as ``true``/``false``. Raises
     :class:`MissingVariablesError` (a ValueError) naming every undefined variable.
     """
+    if "{{" not in template:
+        return template
     missing = [name for name in placeholders(template) if name not in variables]
     if missing:
         raise MissingVariablesError(missing)
@@ -587,8 +591,7 @@ def _text_keys(value: Any) -> Any:
     return value
 
 
-def parse_dataset(document: Any, source: str, *, lines: list[int] | None = None,
-                  schema_checked: bool = False) -> Dataset:
+def parse_dataset(document: Any, source: str, *, lines: list[int] | None = None) -> Dataset:
     """Check ``document`` (a parsed dataset file) and resolve it into a :class:`Dataset`.
 
     Raises :class:`DatasetError` with every problem found (see the module docstring).
@@ -596,8 +599,7 @@ def parse_dataset(document: Any, source: str, *, lines: list[int] | None = None,
     (for documents read from .jsonl and .csv) gives the file line of each test case, added to
     the messages about it.
     """
-    # schema_checked: this exact document passed the schema before (the checked-documents cache).
-    issues = [] if schema_checked else _schema_issues(document)
+    issues = _schema_issues(document)
     problems = [line for issue in issues for line in _describe(issue)]
     if not isinstance(document, dict) or not isinstance(document.get("test_cases"), list):
         raise DatasetError(source, _with_lines(problems, lines))
@@ -659,43 +661,37 @@ def _with_lines(problems: list[str], lines: list[int] | None) -> list[str]:
     return out
 
 
-def _resolve(document: dict[str, Any], source: str, built: dict[int, list[Assertion]]) -> Dataset:
+def _resolve(document: dict[str, Any], source: str, built: dict[int, list[Assertion]],
+             digest: str | None = None) -> Dataset:
+    """The :class:`Dataset` of a checked document (``digest``: its digest, when known)."""
     defaults = dict(document.get("defaults") or {})
     dataset_system = document.get("system", defaults.get("system"))
     cases = []
+    default_threshold = defaults.get("threshold")
     for i, raw in enumerate(document["test_cases"]):
-        variables = {str(k): _text(v) for k, v in (raw.get("variables") or {}).items()}
-        config = raw.get("config") or {}
-
-        def setting(key: str) -> Any:
-            return config[key] if key in config else defaults.get(key)
-
+        given = raw.get("variables")
+        variables = {str(k): _text(v) for k, v in given.items()} if given else {}
+        config = raw.get("config")
+        settings = {**defaults, **config} if config else defaults  # the case's config wins
         expected = raw.get("expected") or None
         asserts = [Assertion("icontains", expected, implicit=True)] if expected else []
-        asserts += built.get(i, [])
-        threshold = raw.get("threshold", defaults.get("threshold"))
+        asserts += built.get(i, ())
+        threshold = raw.get("threshold", default_threshold)
+        temperature, max_tokens, top_p = settings.get("temperature"), settings.get("max_tokens"), settings.get("top_p")
+        references, metadata = raw.get("references"), raw.get("metadata")
+        prompt = raw["prompt"]
         cases.append(TestCase(
-            id=render(raw["id"], variables),
-            category=raw.get("category", DEFAULT_CATEGORY),
-            prompt=render(raw["prompt"], variables),
-            template=raw["prompt"],
-            variables=variables,
-            expected=expected,
-            references=list(raw.get("references") or []),
-            system=raw.get("system", dataset_system),
-            asserts=asserts,
-            repeat=int(raw.get("repeat", 1)),
-            threshold=_optional(threshold, float),
-            model=config.get("model"),
-            temperature=_optional(setting("temperature"), float),
-            max_tokens=_optional(setting("max_tokens"), int),
-            top_p=_optional(setting("top_p"), float),
-            stop=_stop(setting("stop")),
-            metadata=dict(raw.get("metadata") or {}),
-            index=i,
+            render(raw["id"], variables), raw.get("category", DEFAULT_CATEGORY), render(prompt, variables), prompt,
+            variables, expected, list(references) if references else [], raw.get("system", dataset_system),
+            asserts, int(raw.get("repeat", 1)), None if threshold is None else float(threshold),
+            config.get("model") if config else None,
+            None if temperature is None else float(temperature), None if max_tokens is None else int(max_tokens),
+            None if top_p is None else float(top_p), _stop(settings.get("stop")),
+            dict(metadata) if metadata else {}, i,
         ))
     version = _version(document.get("version"))
-    digest_document = {**document, "version": version} if "version" in document else document
+    if digest is None:
+        digest = document_digest(document)
     return Dataset(
         name=document["name"],
         version=version,
@@ -704,8 +700,15 @@ def _resolve(document: dict[str, Any], source: str, built: dict[int, list[Assert
         metadata=dict(document.get("metadata") or {}),
         cases=cases,
         source=source,
-        digest=hashlib.sha256(canonical_json(digest_document).encode("utf-8")).hexdigest()[:12],
+        digest=digest,
     )
+
+
+def document_digest(document: dict[str, Any]) -> str:
+    """The 12 hex digits that identify a dataset's content (its version as a string)."""
+    if "version" in document:
+        document = {**document, "version": _version(document["version"])}
+    return hashlib.sha256(canonical_json(document).encode("utf-8")).hexdigest()[:12]
 
 
 # --- finding datasets ------------------------------------------------------------------------
@@ -748,38 +751,40 @@ def _looks_like_path(ref: str) -> bool:
 def load_file(path: str | os.PathLike, *, source: str | None = None) -> Dataset:
     """Read, check and resolve the dataset file ``path`` (``source``: its name in the result).
 
-    A file whose exact content passed the schema before is not parsed and schema-checked
-    again: its parsed document is kept in the checked-documents cache, keyed by the SHA-256 of
-    the bytes, the format and the schema (see :class:`CheckedCache`). Every other check runs
-    each time, and a file that changes by one byte is read afresh.
+    A file whose exact content passed every check before is not parsed and checked again:
+    its parsed document is kept in the checked-documents cache, keyed by the SHA-256 of the
+    bytes, the format, the schema and the code that checks (see :class:`CheckedCache`). A file
+    that changes by one byte, or a new version of the checks, means the file is read afresh.
     """
     path = Path(path)
     cache = CheckedCache.default()
     key = cache.key(path) if cache is not None else None
     cached = cache.get(key) if key is not None else None
     if cached is not None:
-        document, lines = cached
-        dataset = parse_dataset(document, str(path), lines=lines, schema_checked=True)
+        document, _, digest = cached
+        dataset = _resolve_checked(document, str(path), digest)
     else:
         document, lines = _read_document(path)
         # Taken before checking, which must not be able to change what is kept.
         snapshot = cache.snapshot(document, lines) if key is not None else None
         dataset = parse_dataset(document, str(path), lines=lines)
         if snapshot is not None:
-            cache.put(key, snapshot)
+            cache.put(key, snapshot, dataset.digest)
     if source is not None:
         dataset.source = source
     return dataset
 
 
 class CheckedCache:
-    """Parsed dataset documents that passed the schema, one JSON file each under
+    """Parsed dataset documents that passed every check, one JSON file each under
     ``<cache>/datasets/`` (``$ZE_BENCHMARKS_CACHE_DIR``), named by the SHA-256 of the file's
-    bytes, its format and the schema. Only JSON data is kept (never code), a document JSON cannot
-    represent exactly is not kept, and any failure to read or write the cache only means the
-    file is parsed as if there were none. ``ZE_BENCHMARKS_DATASET_CACHE=0`` turns it off."""
+    bytes, its format, the schema and the source of the checks (this module and the assertion
+    checks), so that what passed once passes again without being checked. Only JSON data is kept
+    (never code), a document JSON cannot represent exactly is not kept, and any failure to read
+    or write the cache only means the file is parsed as if there were none.
+    ``ZE_BENCHMARKS_DATASET_CACHE=0`` turns it off."""
 
-    VERSION = 1
+    VERSION = 2
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
@@ -802,10 +807,12 @@ class CheckedCache:
         digest.update(data)
         return digest.hexdigest()
 
-    def get(self, key: str) -> tuple[Any, list[int] | None] | None:
+    def get(self, key: str) -> tuple[Any, list[int] | None, str | None] | None:
+        """(document, lines, digest) of the entry ``key``, or None."""
         try:
             entry = json.loads((self.directory / f"{key}.json").read_text("utf-8"))
-            return entry["document"], entry["lines"]
+            digest = entry.get("digest")
+            return entry["document"], entry["lines"], digest if isinstance(digest, str) else None
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
@@ -819,7 +826,9 @@ class CheckedCache:
             return None
         return text if json.loads(text)["document"] == document else None  # e.g. integer keys: not kept
 
-    def put(self, key: str, text: str) -> None:
+    def put(self, key: str, text: str, digest: str) -> None:
+        """Keep ``text`` (a :meth:`snapshot`) and the document's ``digest`` as entry ``key``."""
+        text = text[:-1] + ',"digest":' + json.dumps(digest) + "}"
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             tmp = self.directory / f".{key}.{os.getpid()}.tmp"
@@ -831,9 +840,25 @@ class CheckedCache:
 
 @lru_cache(maxsize=None)
 def _cache_salt() -> str:
-    """What a cached document depends on besides the file: the cache's version and the schema."""
-    schema = json.dumps(load_schema("dataset"), sort_keys=True).encode("utf-8")
-    return f"checked-v{CheckedCache.VERSION}:" + hashlib.sha256(schema).hexdigest()
+    """What a cached document depends on besides the file: the cache's version, the schema and
+    the code of the checks."""
+    digest = hashlib.sha256(json.dumps(load_schema("dataset"), sort_keys=True).encode("utf-8"))
+    for source in _check_sources():
+        digest.update(b"\0" + source.read_bytes())
+    return f"checked-v{CheckedCache.VERSION}:" + digest.hexdigest()
+
+
+def _check_sources() -> list[Path]:
+    """The modules whose code decides whether a dataset passes: this one and the assertions'."""
+    here = Path(__file__).resolve().parent
+    return [here / "format.py", here / "assertions.py"]
+
+
+def _resolve_checked(document: dict[str, Any], source: str, digest: str | None) -> Dataset:
+    """:func:`parse_dataset` of a document that passed every check with this code."""
+    built = {i: [_build_assertion(item, raw.get("references")) for item in raw.get("assert") or ()]
+             for i, raw in enumerate(document["test_cases"]) if raw.get("assert")}
+    return _resolve(document, source, built, digest)
 
 
 def load_dataset(ref: str | os.PathLike) -> Dataset:

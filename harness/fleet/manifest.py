@@ -348,8 +348,19 @@ class DatasetLookup:
     the places looked when it was not (``ref`` None)."""
 
     ref: str | None
-    looked: tuple[str, ...]
+    tried: tuple[str, ...]  # the candidate files tested, in order (and the built-ins' note last)
     builtin: bool = False
+    name: str = ""
+
+    @property
+    def looked(self) -> tuple[str, ...]:
+        """The places looked, one entry per place (``dir/name.{json,yaml,...}``), in order."""
+        looked: list[str] = []
+        for candidate in self.tried:
+            shown = candidate if candidate == self.ref else _shown(candidate, self.name)
+            if shown not in looked:
+                looked.append(shown)
+        return tuple(looked)
 
 
 def dataset_candidates(repo_path: Path | None, name: str) -> list[Path]:
@@ -394,37 +405,28 @@ def find_dataset(repo_path: Path | None, name: str, root: Path, builtins: set[st
         from harness.datasets.format import builtin_datasets
 
         builtins = {b.name for b in builtin_datasets()}
-    looked: list[str] = []
-
-    def check(candidate: str) -> bool:
-        if os.path.isfile(candidate):
-            looked.append(candidate)
-            return True
-        shown = _shown(candidate, name)
-        if shown not in looked:
-            looked.append(shown)
-        return False
-
     tried: list[str] = []
     for candidate in [name] if os.path.isabs(name) else _candidate_strings(repo_path, name):
         tried.append(candidate)
-        if check(candidate):
-            return DatasetLookup(candidate, tuple(looked))
+        if os.path.isfile(candidate):
+            return DatasetLookup(candidate, tuple(tried), name=name)
     if not os.path.isabs(name):
         beside = str((root / name).resolve())
-        if beside not in tried and check(beside):
-            return DatasetLookup(beside, tuple(looked))
+        if beside not in tried:
+            tried.append(beside)
+            if os.path.isfile(beside):
+                return DatasetLookup(beside, tuple(tried), name=name)
     if os.path.isabs(name):
-        return DatasetLookup(None, tuple(looked))
+        return DatasetLookup(None, tuple(tried), name=name)
     bare = name
     for suffix in DATASET_SUFFIXES:
         if bare.lower().endswith(suffix):
             bare = bare[: -len(suffix)]
             break
-    looked.append(f"built-in datasets ({', '.join(sorted(builtins)) or 'none'})")
+    tried.append(f"built-in datasets ({', '.join(sorted(builtins)) or 'none'})")
     if bare in builtins:
-        return DatasetLookup(bare, tuple(looked), builtin=True)
-    return DatasetLookup(None, tuple(looked))
+        return DatasetLookup(bare, tuple(tried), builtin=True, name=name)
+    return DatasetLookup(None, tuple(tried), name=name)
 
 
 def agent_for(target: Target) -> tuple[str, dict[str, Any]]:
