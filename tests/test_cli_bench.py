@@ -197,3 +197,19 @@ def test_openai_compatible_server_needs_no_key(env, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     assert create_agent("openai", base_url="http://127.0.0.1:9/v1").preflight() is None
     assert "OPENAI_API_KEY" in create_agent("openai").preflight()
+
+
+def test_a_command_imports_its_own_module_only_and_help_lists_them_all():
+    code = ("import sys\n"
+            "from click.testing import CliRunner\n"
+            "from harness.cli.bench import main\n"
+            "r = CliRunner().invoke(main, ['fleet', '--help'])\n"
+            "assert r.exit_code == 0, r.output\n"
+            "print(sorted(m for m in ('harness.cli.stress_cmd', 'harness.cli.view_cmd', 'harness.cli.fleet_cmd')"
+            " if m in sys.modules))\n"
+            "r = CliRunner().invoke(main, ['--help'])\n"
+            "print(r.exit_code, 'stress' in r.output, 'view' in r.output, 'fleet' in r.output)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["['harness.cli.fleet_cmd']", "0 True True True"]
+    assert {"run", "list", "batch", "fleet", "view"} <= set(main.commands)
+    assert "no-such-command" not in main.commands and main.commands.get("no-such-command") is None

@@ -446,3 +446,30 @@ def test_streamed_tool_calls_are_put_together_from_their_pieces(make):
     answer = run(achat_and_close(make("openai"), request(model="gpt-4o-mini"), stream=True))
     assert [(c.id, c.name, c.arguments) for c in answer.tool_calls] == [("call_1", "read_file", {"path": "a.py"})]
     assert answer.stop_reason == "tool_calls" and answer.text == "" and answer.ttft_ms is not None
+
+
+def test_the_sdks_aiohttp_clients_share_one_verifying_tls_context_and_skip_httpx(monkeypatch):
+    import ssl
+    import subprocess
+    import sys
+
+    from harness.providers.http import make_sdk_async_http_client, tls_context
+
+    monkeypatch.delenv("ZE_BENCHMARKS_HTTP_TRANSPORT", raising=False)
+
+    async def transports():
+        clients = [make_sdk_async_http_client(sdk=sdk) for sdk in ("openai", "anthropic", "openai")]
+        found = [c._transport.ssl_context for c in clients]
+        for c in clients:
+            await c.aclose()
+        return found
+
+    contexts = asyncio.run(transports())
+    assert all(c is tls_context() for c in contexts)
+    assert tls_context().verify_mode == ssl.CERT_REQUIRED and tls_context().check_hostname
+    # The aiohttp path needs nothing of httpx (the respx-mockable bridge's library).
+    code = ("import sys; from harness.providers.http import make_sdk_async_http_client; "
+            "make_sdk_async_http_client(); print('httpx' in sys.modules)")
+    env = {k: v for k, v in __import__("os").environ.items() if k != "ZE_BENCHMARKS_HTTP_TRANSPORT"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.strip() == "False"
