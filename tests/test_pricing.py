@@ -74,6 +74,10 @@ def test_the_row_in_force_is_the_latest_effective_on_that_day():
     assert table.lookup("p", "m", dt.date(2024, 6, 1)) is old
     assert table.lookup("p", "m", dt.date(2025, 6, 1)) is new
     assert table.lookup("p", "m", dt.date(2023, 1, 1)) is old
+    # Answers are remembered per day; remembering them changes neither the answers nor the value.
+    assert [table.lookup("p", "m", dt.date(y, 6, 1)) for y in (2025, 2024, 2025)] == [new, old, new]
+    assert table.lookup("p", "M ", dt.date(2025, 6, 1)) is new and table.lookup("q", "m") is None
+    assert table == PriceTable("t", (old, new)) and hash(table) == hash(PriceTable("t", (old, new)))
 
 
 def test_missing_cache_read_price_bills_cached_reads_at_input_price():
