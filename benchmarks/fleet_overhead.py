@@ -130,7 +130,7 @@ def _common_imports() -> None:
 # What a fleet does per cell besides sending (timed by ``--phases`` in a run of its own).
 PHASES = (("harness.datasets.run", None, "prepare"), ("harness.engine", "Engine", "run"),
           ("harness.datasets.run", None, "finish"), ("harness.fleet.execute", None, "_write_dataset_responses"),
-          ("harness.datasets.run", None, "store"), ("harness.fleet.execute", "FleetExecution", "_record"),
+          ("harness.datasets.run", None, "store"), ("harness.fleet.execute", "FleetExecution", "_append_entry"),
           ("harness.fleet.execute", "FleetExecution", "_dataset_cell"),
           ("harness.fleet.execute", "FleetExecution", "finish"),
           ("harness.fleet.execute", "FleetExecution", "_post_batch"))

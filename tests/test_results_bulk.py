@@ -391,11 +391,23 @@ def test_unreachable_worker_spools_every_run_then_sync_delivers_them(client):
 
 def test_a_failing_worker_gets_the_runs_spooled_not_refused(client):
     answering(client, lambda method, path, body: TransportResponse(
-        503, {"error": "storage error", "details": "disk full"}) if path == BULK_PATH else None)
+        503, {"error": "storage error", "details": "disk full"}) if path.startswith("/api/results") else None)
     runs = [make_run() for _ in range(3)]
     assert client.post_runs(runs) == ["spooled"] * 3
     assert client.spool.count(client.destination) == 3 and client.spool.rejected_count() == 0
     assert "503" in client.last_spool_reason
+    # One run was tried on its own after the bulk request failed; the others were not sent.
+    assert client.transport.posts(BULK_PATH) == [3] and client.transport.posts("/api/results") == [1]
+
+
+def test_runs_a_worker_cannot_store_in_bulk_are_stored_one_by_one(client):
+    # A worker whose database refuses a write that large (a limit on statements per request)
+    answering(client, lambda method, path, body: TransportResponse(
+        500, {"error": "storage error", "details": "too many queries"}) if path == BULK_PATH else None)
+    runs = [make_run() for _ in range(3)]
+    assert client.post_runs(runs) == ["stored"] * 3
+    assert client.spool.count(client.destination) == 0
+    assert client.transport.posts("/api/results") == [1, 1, 1]
 
 
 def test_a_bulk_answer_without_one_result_per_run_is_not_a_worker_and_the_runs_are_spooled(client):

@@ -559,14 +559,18 @@ class FleetExecution:
         except Exception as exc:  # noqa: BLE001 - recorded as the cell's failure
             return CellResult(cell, "failed", f"{type(exc).__name__}: {exc}")
 
-    def _record(self, result: CellResult) -> None:
-        entry = {"key": result.cell.key, "state": result.state, "error": result.error, "tests": result.tests,
-                 "errors": result.errors, "finished_at": now_iso()}
+    @staticmethod
+    def _entry(result: CellResult) -> dict[str, Any]:
+        """The line of ``cells.jsonl`` that records a cell's end."""
+        return {"key": result.cell.key, "state": result.state, "error": result.error, "tests": result.tests,
+                "errors": result.errors, "finished_at": now_iso()}
+
+    def _append_entry(self, entry: dict[str, Any]) -> None:
+        """Append ``entry`` to ``cells.jsonl`` and sync it (safe from a worker thread: one write)."""
         with open(self.run_dir / CELLS_FILE, "a", encoding="utf-8") as f:
             f.write(json.dumps(entry, sort_keys=True) + "\n")
             f.flush()
             os.fsync(f.fileno())
-        self.done_log[result.cell.key] = entry
 
     # -- the fleet --------------------------------------------------------------------------------
     async def run(self) -> dict[str, Any]:
@@ -630,14 +634,22 @@ class FleetExecution:
             problems = [f"{type(exc).__name__}: {exc}"]
         if problems and result.state == "completed":
             result = CellResult(result.cell, "failed", f"not stored: {problems[0]}", result.tests, result.errors)
-        self._cell_ended(result, engine)
+        entry = None
+        if result.state != "interrupted":  # written off the event loop, which goes on sending
+            entry = self._entry(result)
+            await asyncio.to_thread(self._append_entry, entry)
+        self._cell_ended(result, engine, entry)
 
-    def _cell_ended(self, result: CellResult, engine: Any) -> None:
+    def _cell_ended(self, result: CellResult, engine: Any, entry: dict[str, Any] | None = None) -> None:
+        """Bookkeeping of a cell's end; ``entry`` is its cells.jsonl line when already written."""
         if result.state != "interrupted":
-            self._record(result)
+            if entry is None:
+                entry = self._entry(result)
+                self._append_entry(entry)
+            self.done_log[result.cell.key] = entry
             self.cells_done += 1
         self._event("cell-done", result=result)
-        self._status(True)
+        self._status()  # at most once a second; the fleet's end writes the final one
         self._stop_if_failed(result, engine)
 
     def _stop_if_failed(self, result: CellResult, engine: Any) -> None:

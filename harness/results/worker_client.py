@@ -129,10 +129,11 @@ class WorkerClient(ResultsClient):
             self._bulk_route = False
             return self._one_by_one(bodies)
         if not resp.ok:
-            if _classify(resp) == "retry":
+            if _classify(resp) == "retry" and resp.status < 500:  # a key, a rate limit: the same for each run
                 return [self._spool("run", body, f"HTTP {resp.status} {resp.error_text()}") for body in bodies]
-            # Refused as a whole (too large, say): each run gets its own answer.
-            return self._one_by_one(bodies)
+            # Refused or failed as a whole (too large for this worker, a limit of its database):
+            # each run gets its own answer, until one has to be spooled.
+            return self._one_by_one(bodies, spool_after_spooled=True)
         answers = resp.body.get("results") if isinstance(resp.body, dict) else None
         if not isinstance(answers, list) or len(answers) != len(bodies):
             reason = (f"{self.transport.description} answered HTTP {resp.status} to POST {BULK_PATH} "
@@ -158,9 +159,15 @@ class WorkerClient(ResultsClient):
                                              f"HTTP {answer.get('httpStatus')} {text}{kept}"))
         return outcomes
 
-    def _one_by_one(self, bodies: list[dict[str, Any]]) -> list[PostOutcome | ResultsError]:
+    def _one_by_one(self, bodies: list[dict[str, Any]], *,
+                    spool_after_spooled: bool = False) -> list[PostOutcome | ResultsError]:
+        """Post each run on its own; with ``spool_after_spooled``, once one is spooled the
+        rest are spooled without being sent (the worker is failing)."""
         outcomes: list[PostOutcome | ResultsError] = []
         for i, body in enumerate(bodies):
+            if spool_after_spooled and "spooled" in outcomes:
+                outcomes.append(self._spool("run", body, self.last_spool_reason or "the worker is failing"))
+                continue
             try:
                 outcomes.append(self._one(body))
             except NotAWorkerError:  # that run is spooled; so are the ones not sent yet
