@@ -453,20 +453,29 @@ def test_the_sdks_aiohttp_clients_share_one_verifying_tls_context_and_skip_httpx
     import subprocess
     import sys
 
-    from harness.providers.http import make_sdk_async_http_client, tls_context
+    from harness.providers.http import make_sdk_async_http_client, no_trust_tls_context, tls_context
 
     monkeypatch.delenv("ZE_BENCHMARKS_HTTP_TRANSPORT", raising=False)
 
-    async def transports():
-        clients = [make_sdk_async_http_client(sdk=sdk) for sdk in ("openai", "anthropic", "openai")]
+    async def transports(base_url=None):
+        clients = [make_sdk_async_http_client(sdk=sdk, base_url=base_url) for sdk in ("openai", "anthropic", "openai")]
         found = [c._transport.ssl_context for c in clients]
         for c in clients:
             await c.aclose()
         return found
 
-    contexts = asyncio.run(transports())
-    assert all(c is tls_context() for c in contexts)
+    for base_url in (None, "https://api.example.test/v1"):
+        contexts = asyncio.run(transports(base_url))
+        assert all(c is tls_context() for c in contexts)
     assert tls_context().verify_mode == ssl.CERT_REQUIRED and tls_context().check_hostname
+    assert tls_context().cert_store_stats()["x509_ca"] > 0
+    # A plain-http endpoint's client makes no TLS connection; were it asked to, it would trust
+    # no one rather than skip verification.
+    plain = asyncio.run(transports("http://127.0.0.1:8080/v1"))
+    assert all(c is no_trust_tls_context() for c in plain)
+    strict = no_trust_tls_context()
+    assert strict.verify_mode == ssl.CERT_REQUIRED and strict.check_hostname
+    assert strict.cert_store_stats()["x509_ca"] == 0
     # The aiohttp path needs nothing of httpx (the respx-mockable bridge's library).
     code = ("import sys; from harness.providers.http import make_sdk_async_http_client; "
             "make_sdk_async_http_client(); print('httpx' in sys.modules)")

@@ -168,7 +168,8 @@ class Provider:
             "api_key": self.api_key,
             "max_retries": 0,
             "http_client": make_sdk_async_http_client(transport_client=self._async_http_client,
-                                                      max_connections=self.max_connections, sdk=self.sdk_module),
+                                                      max_connections=self.max_connections, sdk=self.sdk_module,
+                                                      base_url=self.base_url),
         }
         if self.base_url:
             kwargs["base_url"] = self.base_url

@@ -212,6 +212,17 @@ def async_transport() -> str:
 
 
 @functools.lru_cache(maxsize=1)
+def no_trust_tls_context() -> "ssl.SSLContext":
+    """A TLS context for a client that only speaks plain ``http://``: it verifies certificates
+    and host names but trusts no authority, so a TLS connection it were ever asked to make
+    would fail rather than go unverified. It costs a millisecond where loading the CA bundle
+    costs tens."""
+    import ssl
+
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # CERT_REQUIRED and check_hostname by default
+
+
+@functools.lru_cache(maxsize=1)
 def tls_context() -> "ssl.SSLContext":
     """The process's TLS context for the SDKs' aiohttp clients, verifying certificates against
     the default CA bundle as the SDKs do: created once (loading the CA bundle costs tens of
@@ -222,19 +233,26 @@ def tls_context() -> "ssl.SSLContext":
 
 
 def make_sdk_async_http_client(timeout_s: float = 120.0, transport_client: "httpx.AsyncClient | None" = None,
-                               max_connections: int = 100, sdk: str = "openai") -> "httpx2.AsyncClient":
+                               max_connections: int = 100, sdk: str = "openai",
+                               base_url: str | None = None) -> "httpx2.AsyncClient":
     """An ``httpx2.AsyncClient`` for the async client of ``sdk`` (``openai`` or ``anthropic``)
     allowing ``max_connections`` connections at once, all kept alive, so that as many requests
     as that are in flight without waiting for the pool: the SDK's aiohttp client, or (with
     ``transport_client``, an ``httpx.AsyncClient``, or when :func:`async_transport` says
-    ``httpx``) one that forwards to an ``httpx.AsyncClient``."""
+    ``httpx``) one that forwards to an ``httpx.AsyncClient``. The aiohttp client of an
+    ``http://`` ``base_url`` gets :func:`no_trust_tls_context` (a TLS proxy, say, is then
+    refused rather than trusted); any other gets the process's :func:`tls_context`."""
     import httpx2
 
     if transport_client is None and async_transport() == "aiohttp":
+        # A client of a plain-http endpoint (a local model, a loopback server) never makes a
+        # TLS connection: no redirect is followed and every URL is the base URL's.
+        plain = base_url is not None and base_url.lower().startswith("http://")
         module = __import__(sdk)
         limits = httpx2.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
         return module.DefaultAioHttpClient(timeout=httpx2.Timeout(timeout_s, connect=min(timeout_s, 30.0)),
-                                           limits=limits, follow_redirects=False, verify=tls_context())
+                                           limits=limits, follow_redirects=False,
+                                           verify=no_trust_tls_context() if plain else tls_context())
     import httpx
 
     inner = transport_client or httpx.AsyncClient(
