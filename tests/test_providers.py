@@ -224,6 +224,23 @@ def test_openai_compatible_server_needs_no_key_and_unknown_model_costs_none(make
 
 
 @respx.mock
+def test_only_openai_is_sent_the_sdk_s_platform_headers(make, monkeypatch):
+    from harness.providers.openai_provider import SDK_PLATFORM_HEADERS
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    local = respx.post("http://127.0.0.1:9999/v1/chat/completions").mock(
+        return_value=httpx.Response(200, json=openai_body({"content": "local"}, model="smollm2")))
+    official = respx.post("https://api.openai.com/v1/chat/completions").mock(
+        return_value=httpx.Response(200, json=openai_body({"content": "hi"}, model="gpt-4o-mini")))
+    make("openai-compatible", api_key=None, base_url="http://127.0.0.1:9999/v1").chat(request(model="smollm2"))
+    make("openai", api_key=None).chat(request(model="gpt-4o-mini"))
+    sent = local.calls.last.request.headers
+    assert not [h for h in SDK_PLATFORM_HEADERS if h in sent]
+    assert sent["content-type"] == "application/json" and sent["user-agent"].startswith("OpenAI/Python")
+    assert all(h in official.calls.last.request.headers for h in SDK_PLATFORM_HEADERS)
+
+
+@respx.mock
 def test_429_waits_as_long_as_retry_after_says_then_succeeds(make, sleeps):
     route = respx.post(ANTHROPIC_URL).mock(
         side_effect=[

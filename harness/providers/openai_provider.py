@@ -249,6 +249,18 @@ class OpenAICompatibleProvider(OpenAIProvider):
             raise ProviderError("openai-compatible: a base_url is required (e.g. http://127.0.0.1:11434/v1)")
         super().__init__(**kwargs)
 
+    def _extra_client_kwargs(self) -> dict[str, Any]:
+        # The SDK's platform headers (OS, architecture, Python and SDK versions) are telemetry
+        # for OpenAI: another server is not told them (and each request is cheaper to build).
+        import openai
+
+        return {"default_headers": dict.fromkeys(SDK_PLATFORM_HEADERS, openai.Omit())}
+
+
+# What the openai SDK sends with every request to describe the machine it runs on.
+SDK_PLATFORM_HEADERS = ("X-Stainless-Lang", "X-Stainless-Package-Version", "X-Stainless-OS", "X-Stainless-Arch",
+                        "X-Stainless-Runtime", "X-Stainless-Runtime-Version", "X-Stainless-Async")
+
 
 def _message(msg: Message) -> dict[str, Any]:
     if msg.role == "tool":
