@@ -176,6 +176,9 @@ class Dataset:
     source: str  # the file path, or "builtin:NAME"
     digest: str  # 12 hex chars of the sha256 of the document's canonical JSON
 
+    def __repr__(self) -> str:  # short: a dataset may hold thousands of cases
+        return f"Dataset({self.name!r}, version={self.version!r}, {len(self.cases)} cases, digest={self.digest!r})"
+
 
 @dataclass(frozen=True)
 class BuiltinInfo:

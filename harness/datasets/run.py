@@ -116,6 +116,9 @@ class DatasetRun:
     notes: list[str] = field(default_factory=list)
     judge_note: str | None = None
 
+    def __repr__(self) -> str:  # short: asyncio may repr what a run's task returns
+        return f"DatasetRun({self.dataset!r}, {len(self.cells)} cells to send, output_dir={str(self.output_dir)!r})"
+
 
 def _now_iso() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z"
@@ -449,6 +452,12 @@ class DatasetResult:
     stored: int = 0
     store_errors: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
+
+    def __repr__(self) -> str:
+        # Short: asyncio.run reprs the result of its task when it restores the SIGINT handler
+        # (Python 3.11), and the whole dataset and every cell would take seconds at 10,000 cases.
+        return (f"DatasetResult({self.run!r}, {len(self.cells)} cells, interrupted={self.interrupted}, "
+                f"stored={self.stored})")
 
 
 def _error_kind(exc: Any) -> str:
