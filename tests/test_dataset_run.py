@@ -557,3 +557,17 @@ def test_read_results_keeps_the_whole_lines_before_a_torn_one(tmp_path):
     assert [c["test_id"] for c in cells] == ["t0", "t1"] and good == len(lines[0]) + len(lines[1])
     path.write_bytes(b"")
     assert read_results(path) == ([], 0)
+
+
+def test_a_large_run_and_its_result_have_short_reprs(tmp_path):
+    """asyncio.run reprs the result of its task (Python 3.11, restoring the SIGINT handler):
+    a run's result must not print its whole dataset and every cell."""
+    from harness.datasets.run import DatasetResult
+
+    cases = [{"id": f"c{i}", "prompt": f"say {i}", "expected": str(i)} for i in range(2000)]
+    dataset = write_dataset(tmp_path / "big.json", cases, name="big")
+    run = prepare(options(dataset, tmp_path / "out", [parse_target("openai-compatible:m", base_url="http://127.0.0.1:9/v1")]))
+    result = DatasetResult(run, [{"test_id": f"c{i}"} for i in range(2000)], {})
+    for value in (run.dataset, run, result):
+        assert len(repr(value)) < 300
+    assert "2000 cases" in repr(run.dataset) and "2000 cells" in repr(result)
