@@ -719,6 +719,17 @@ def test_a_document_checked_by_other_code_is_checked_again_and_a_broken_cache_is
     assert salts[0] != salts[1]
 
 
+def test_without_the_source_of_the_checks_nothing_is_cached(tmp_path, monkeypatch, own_cache):
+    monkeypatch.setattr(fmt, "_check_sources", lambda: [tmp_path / "gone.py"])
+    fmt._cache_salt.cache_clear()
+    try:
+        assert fmt.CheckedCache.default() is None
+        assert len(fmt.load_file(_cached_dataset(tmp_path)).cases) == 3
+        assert not (tmp_path / "cache").exists()
+    finally:
+        fmt._cache_salt.cache_clear()
+
+
 def test_the_cache_can_be_turned_off(tmp_path, monkeypatch, own_cache):
     monkeypatch.setenv("ZE_BENCHMARKS_DATASET_CACHE", "0")
     path = _cached_dataset(tmp_path)

@@ -796,6 +796,8 @@ class CheckedCache:
     def default(cls) -> "CheckedCache | None":
         if os.environ.get("ZE_BENCHMARKS_DATASET_CACHE", "1").strip().lower() in ("0", "false", "no", "off"):
             return None
+        if _cache_salt() is None:
+            return None
         from harness.providers.cache import default_cache_dir
 
         return cls(default_cache_dir() / "datasets")
@@ -805,7 +807,10 @@ class CheckedCache:
             data = path.read_bytes()
         except OSError:
             return None  # reported by the normal read
-        digest = hashlib.sha256(_cache_salt().encode("utf-8"))
+        salt = _cache_salt()
+        if salt is None:
+            return None
+        digest = hashlib.sha256(salt.encode("utf-8"))
         digest.update(path.suffix.lower().encode("utf-8") + b"\0")
         digest.update(data)
         return digest.hexdigest()
@@ -842,12 +847,15 @@ class CheckedCache:
 
 
 @lru_cache(maxsize=None)
-def _cache_salt() -> str:
+def _cache_salt() -> str | None:
     """What a cached document depends on besides the file: the cache's version, the schema and
-    the code of the checks."""
+    the code of the checks; None (no cache) when that code cannot be read."""
     digest = hashlib.sha256(json.dumps(load_schema("dataset"), sort_keys=True).encode("utf-8"))
-    for source in _check_sources():
-        digest.update(b"\0" + source.read_bytes())
+    try:
+        for source in _check_sources():
+            digest.update(b"\0" + source.read_bytes())
+    except OSError:
+        return None
     return f"checked-v{CheckedCache.VERSION}:" + digest.hexdigest()
 
 
