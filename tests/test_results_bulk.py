@@ -23,7 +23,7 @@ from test_results_client import make_run
 from test_worker_core import _local_api, run_body, uid
 from workerd_fixture import KEY
 from worker import store as worker_store
-from worker.schema import MAX_BULK_RUNS
+from worker.config import MAX_BULK_RUNS
 from worker.storage import Statement, StorageError
 
 # The fixtures of the core's tests: every backend (``api``) and the two local ones (``local``).
@@ -538,3 +538,50 @@ def test_storing_a_dataset_run_with_a_client_without_post_runs_stores_every_reco
         runs = inner.list_runs(limit=100, batch_id="batch_only_post_run")
         assert len(runs) == 44 and "color" not in {r.scenario for r in runs}
         assert inner.get_batch("batch_only_post_run") is not None
+
+
+# --------------------------------------------------------------------------- the worker's bulk size
+
+
+def test_a_worker_can_take_fewer_runs_at_once_and_says_so_in_health(local):
+    from worker.config import WorkerConfig
+
+    api = local(WorkerConfig(api_key=test_worker_core.KEY, max_bulk_runs=5))
+    health = api.call("GET", "/health").body
+    assert health["maxBulkRuns"] == 5
+    assert bulk(api, [run_body() for _ in range(5)]).status == 200
+    r = bulk(api, [run_body() for _ in range(6)])
+    assert r.status == 413 and "at most 5" in r.body["details"]
+    assert local().call("GET", "/health").body["maxBulkRuns"] == MAX_BULK_RUNS
+
+
+@pytest.mark.parametrize("value, expected", [(None, MAX_BULK_RUNS), ("5", 5), (" 50 ", 50), ("1", 1)])
+def test_max_bulk_runs_is_read_from_the_environment(value, expected):
+    from worker.config import WorkerConfig
+
+    env = {} if value is None else {"MAX_BULK_RUNS": value}
+    assert WorkerConfig.from_env(env).max_bulk_runs == expected
+
+
+@pytest.mark.parametrize("value", ["0", "51", "-3", "five", "2.5"])
+def test_a_bad_max_bulk_runs_is_refused_naming_it(value):
+    from worker.config import WorkerConfig
+
+    with pytest.raises(ValueError, match="MAX_BULK_RUNS must be a whole number from 1 to 50"):
+        WorkerConfig.from_env({"MAX_BULK_RUNS": value})
+
+
+@pytest.mark.parametrize("advertised, sizes", [(7, [7, 7, 6]), (None, [20]), (500, [20]), (True, [20])])
+def test_the_client_sends_as_many_runs_at_once_as_the_worker_takes(client, advertised, sizes):
+    def answer(method, path, body):
+        if path != "/health":
+            return None
+        health = {"status": "ok", "timestamp": "t", "service": "zebench-results", "apiVersion": 1}
+        if advertised is not None:
+            health["maxBulkRuns"] = advertised
+        return TransportResponse(200, health)
+
+    answering(client, answer)
+    runs = [make_run() for _ in range(20)]
+    assert client.post_runs(runs) == ["stored"] * 20
+    assert client.transport.posts(BULK_PATH) == sizes

@@ -18,7 +18,7 @@ from typing import Any, Awaitable, Callable
 from worker import analysis_api, dashboard, dashboard_api, store
 from worker.config import WorkerConfig
 from worker.messages import HttpError, Request, Response, json_response
-from worker.schema import BATCH_FIELDS, MAX_BULK_RUNS, RUN_FIELDS, STRESS_FIELDS, parse_json_body, validate_object
+from worker.schema import BATCH_FIELDS, RUN_FIELDS, STRESS_FIELDS, parse_json_body, validate_object
 from worker.storage import Storage, StorageError
 
 Handler = Callable[["WorkerApp", Request, dict[str, str]], Awaitable[Response]]
@@ -136,7 +136,7 @@ class WorkerApp:
     async def health(self, request: Request, params: dict[str, str]) -> Response:
         now = datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
         return json_response(200, {"status": "ok", "timestamp": now, "service": SERVICE_NAME,
-                                    "apiVersion": API_VERSION})
+                                    "apiVersion": API_VERSION, "maxBulkRuns": self.config.max_bulk_runs})
 
     async def openapi(self, request: Request, params: dict[str, str]) -> Response:
         from worker.openapi import openapi_document
@@ -205,15 +205,16 @@ class WorkerApp:
         return json_response(201 if stored else 200, body)
 
     async def post_results_bulk(self, request: Request, params: dict[str, str]) -> Response:
-        """Store up to :data:`MAX_BULK_RUNS` runs; the new ones in one atomic write. Each run
+        """Store up to ``config.max_bulk_runs`` runs; the new ones in one atomic write. Each run
         is checked on its own: one invalid or conflicting run is refused, with its error, and
         the others are stored."""
         body = parse_json_body(request.body)
         runs = body.get("runs") if isinstance(body, dict) else None
         if not isinstance(runs, list):
             raise HttpError(400, "missing field: runs", "the body is {\"runs\": [run, ...]}")
-        if len(runs) > MAX_BULK_RUNS:
-            raise HttpError(413, "too many runs", f"{len(runs)} runs; at most {MAX_BULK_RUNS} per request")
+        if len(runs) > self.config.max_bulk_runs:
+            raise HttpError(413, "too many runs",
+                            f"{len(runs)} runs; at most {self.config.max_bulk_runs} per request")
         results: list[dict[str, Any] | None] = [None] * len(runs)
         valid: list[tuple[int, dict[str, Any]]] = []
         for i, item in enumerate(runs):

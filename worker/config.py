@@ -10,6 +10,9 @@ from typing import Any, Mapping
 DEV_API_KEY = "zebench-dev-key"
 
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
+# Runs per POST /api/results/bulk, at most: about seven D1 queries a run, and a Workers
+# invocation may run 1,000 on paid plans (50 on the Free plan: set MAX_BULK_RUNS=5 there).
+MAX_BULK_RUNS = 50
 
 
 @dataclass(frozen=True)
@@ -26,11 +29,13 @@ class WorkerConfig:
     allowed_origins: tuple[str, ...] = field(default_factory=tuple)
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     public_reads: bool = False
+    max_bulk_runs: int = MAX_BULK_RUNS
 
     @classmethod
     def from_env(cls, env: Mapping[str, Any] | Any) -> "WorkerConfig":
         """Read ``API_SECRET_KEY``, ``ALLOWED_ORIGINS`` (comma separated), ``MAX_BODY_BYTES``,
-        ``ZE_BENCHMARKS_PUBLIC_READS`` (``1``/``true``: reads need no key).
+        ``ZE_BENCHMARKS_PUBLIC_READS`` (``1``/``true``: reads need no key), ``MAX_BULK_RUNS``
+        (runs per bulk request, 1 to 50; ValueError naming it otherwise).
 
         ``env`` is a mapping (``os.environ``) or an object with attributes (the Workers ``env``).
         """
@@ -43,7 +48,20 @@ class WorkerConfig:
             allowed_origins=parse_origins(origins),
             max_body_bytes=int(max_body) if max_body else DEFAULT_MAX_BODY_BYTES,
             public_reads=public,
+            max_bulk_runs=_bulk_runs(_get(env, "MAX_BULK_RUNS")),
         )
+
+
+def _bulk_runs(value: str | None) -> int:
+    if value is None:
+        return MAX_BULK_RUNS
+    try:
+        runs = int(value.strip())
+    except ValueError:
+        runs = 0
+    if not 1 <= runs <= MAX_BULK_RUNS:
+        raise ValueError(f"MAX_BULK_RUNS must be a whole number from 1 to {MAX_BULK_RUNS}; got {value!r}")
+    return runs
 
 
 def parse_origins(value: str) -> tuple[str, ...]:

@@ -59,7 +59,8 @@ def resolve_config(host: str, config: WorkerConfig) -> tuple[WorkerConfig, str |
                          "(the development key is only allowed on loopback addresses)")
     # The development key is public knowledge, so requiring it for reads would protect nothing.
     dev = WorkerConfig(api_key=DEV_API_KEY, allowed_origins=config.allowed_origins,
-                       max_body_bytes=config.max_body_bytes, public_reads=True)
+                       max_body_bytes=config.max_body_bytes, public_reads=True,
+                       max_bulk_runs=config.max_bulk_runs)
     return dev, (f"API_SECRET_KEY not set: writes accept the development key {DEV_API_KEY!r}, "
                  "reads need no key (loopback only)")
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from worker.config import MAX_BULK_RUNS
 from worker.schema import (
     BATCH_FIELDS,
     EVALUATION_STATUSES,
     FAILURE_CLASSES,
-    MAX_BULK_RUNS,
     RUN_FIELDS,
     RUN_STATUSES,
     STRESS_FIELDS,
@@ -40,7 +40,8 @@ def _ref(name: str) -> dict[str, str]:
 SCHEMAS: dict[str, Any] = {
     "Error": _obj({"error": _STR, "details": {}}),
     "Health": _obj({"status": {"const": "ok"}, "timestamp": _STR, "service": {"const": "zebench-results"},
-                    "apiVersion": {"type": "integer"}}),
+                    "apiVersion": {"type": "integer"},
+                    "maxBulkRuns": {"type": "integer", "description": "runs per POST /api/results/bulk, at most"}}),
     "Run": _obj({
         "id": _STR, "runId": _STR, "batchId": _NSTR, "suite": _STR, "scenario": _STR,
         "tier": _STR, "agent": _STR, "model": _NSTR, "status": {"enum": list(RUN_STATUSES)},
@@ -333,8 +334,8 @@ def openapi_document() -> dict[str, Any]:
             },
         }},
         "/api/results/bulk": {"post": {
-            "summary": f"Store up to {MAX_BULK_RUNS} runs, the new ones in one write; each run "
-                       "is checked on its own and answered in order",
+            "summary": "Store up to maxBulkRuns runs (GET /health; 50 unless MAX_BULK_RUNS is set), "
+                       "the new ones in one write; each run is checked on its own and answered in order",
             "security": _AUTH,
             "requestBody": {"required": True,
                             "content": {"application/json": {"schema": _ref("BulkRunsPost")}}},

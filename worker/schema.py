@@ -29,8 +29,6 @@ MAX_METADATA_BYTES = 64 * 1024
 MAX_EVALUATIONS = 500
 MAX_LATENCIES = 10_000
 MAX_DIFF_CHARS = 1024 * 1024
-# Runs per POST /api/results/bulk: a D1 batch is one invocation's queries (about seven a run).
-MAX_BULK_RUNS = 50
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ SERVICE_NAME = "zebench-results"
 # Where each kind of record is posted (and where its spooled copy is delivered).
 POST_PATHS = {"run": "/api/results", "batch": "/api/results/batch", "stress": "/api/stress"}
 BULK_PATH = "/api/results/bulk"
-BULK_RUNS = 50  # runs per bulk request (the worker accepts up to 50)
+BULK_RUNS = 50  # runs per bulk request at most (a worker's /health may say fewer: maxBulkRuns)
 API_VERSIONS = frozenset({1})
 
 
@@ -52,6 +52,7 @@ class WorkerClient(ResultsClient):
         self._verified = False
         self.last_spool_reason: str | None = None  # why the last request went to the spool
         self._bulk_route = True  # False once the worker answered that it has no bulk route
+        self._bulk_size = BULK_RUNS  # runs per bulk request; /health may ask for fewer
 
     @property
     def destination(self) -> str:
@@ -76,6 +77,9 @@ class WorkerClient(ResultsClient):
         if body.get("apiVersion") not in API_VERSIONS:
             raise NotAWorkerError(f"{where} speaks results API version {body.get('apiVersion')!r}; "
                                   f"this client speaks {', '.join(map(str, sorted(API_VERSIONS)))}")
+        advertised = body.get("maxBulkRuns")  # a worker that keeps its bulk requests smaller says so
+        if isinstance(advertised, int) and not isinstance(advertised, bool) and 1 <= advertised <= BULK_RUNS:
+            self._bulk_size = advertised
         self._verified = True
 
     # ----------------------------------------------------------------- writes
@@ -97,8 +101,9 @@ class WorkerClient(ResultsClient):
         return self._post("stress", "/api/stress", record.to_wire())
 
     def post_runs(self, runs: Sequence[RunRecord]) -> list[PostOutcome | ResultsError]:
-        """Store ``runs`` through ``POST /api/results/bulk``, :data:`BULK_RUNS` to a request (the
-        worker writes each request's new runs at once). One outcome per run, in order:
+        """Store ``runs`` through ``POST /api/results/bulk``, :data:`BULK_RUNS` to a request or
+        the fewer the worker's ``/health`` asks for (the worker writes each request's new runs
+        at once). One outcome per run, in order:
         "stored", "duplicate", "spooled", or the :class:`ResultsError` of a run the worker
         refused for good (its body kept in the spool's ``rejected/`` folder). A worker without
         the bulk route gets the runs one by one. Raises :class:`NotAWorkerError` as
@@ -106,11 +111,16 @@ class WorkerClient(ResultsClient):
         redactor = Redactor.from_environment()
         bodies = [redactor.data(run.to_wire()) for run in runs]
         outcomes: list[PostOutcome | ResultsError] = []
-        for start in range(0, len(bodies), BULK_RUNS):
+        try:
+            self.verify()  # learns how many runs the worker takes at once
+        except (TransportUnavailable, NotAWorkerError):
+            pass  # met again, and handled, by the first request
+        size = self._bulk_size
+        for start in range(0, len(bodies), size):
             try:
-                outcomes.extend(self._post_bulk(bodies[start:start + BULK_RUNS]))
+                outcomes.extend(self._post_bulk(bodies[start:start + size]))
             except NotAWorkerError:
-                self._spool_quietly(bodies[start + BULK_RUNS:], "not sent: the destination is not a results worker")
+                self._spool_quietly(bodies[start + size:], "not sent: the destination is not a results worker")
                 raise
         return outcomes
 
