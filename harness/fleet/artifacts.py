@@ -39,15 +39,19 @@ def _ms_between(start: str | None, end: str | None) -> float | None:
 
 
 def build_results(plan: Any, run_dir: Path, run_id: str, done_log: dict[str, dict[str, Any]], *, state: str,
-                  reason: str | None, started_at: str | None, completed_at: str | None) -> dict[str, Any]:
-    """The fleet results (the dict ``fleet-results.json`` holds) from every cell's own files."""
+                  reason: str | None, started_at: str | None, completed_at: str | None,
+                  tests_of: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+    """The fleet results (the dict ``fleet-results.json`` holds) from every cell's own files, or
+    from ``tests_of`` (cell key -> its tests) for the cells this process has just finished."""
     from harness.fleet.execute import cell_tests
 
     manifest = plan.manifest
     tests: list[dict[str, Any]] = []
     cells = []
     for cell in plan.cells:
-        mine = cell_tests(cell, run_dir)
+        mine = (tests_of or {}).get(cell.key)
+        if mine is None:
+            mine = cell_tests(cell, run_dir)
         tests += mine
         entry = done_log.get(cell.key)
         cell_state = entry["state"] if entry else ("skipped" if state == "failed" else "pending")

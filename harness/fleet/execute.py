@@ -340,12 +340,14 @@ def _suite_test(line: dict[str, Any]) -> dict[str, Any]:
             "cost_usd": line.get("cost_usd")}
 
 
-def cell_tests(cell: FleetCell, run_dir: Path) -> list[dict[str, Any]]:
+def cell_tests(cell: FleetCell, run_dir: Path, lines: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """The tests a cell has recorded (the last line of each), planned ones only, then a
-    ``skipped`` test for every planned one with no line."""
+    ``skipped`` test for every planned one with no line. ``lines``: the cell's results lines
+    when they are at hand (else its results file is read)."""
     from harness.datasets.run import read_results
 
-    lines, _ = read_results(run_dir / cell.relative_dir / CELL_RESULTS)
+    if lines is None:
+        lines, _ = read_results(run_dir / cell.relative_dir / CELL_RESULTS)
     convert = _suite_test if cell.kind == "suite" else _dataset_test
     found: dict[str, dict[str, Any]] = {}
     for line in lines:
@@ -398,6 +400,7 @@ class FleetExecution:
         self.cells_done = 0
         self._last_status = 0.0
         self._recording: list[asyncio.Task[None]] = []
+        self.tests_of: dict[str, list[dict[str, Any]]] = {}  # cell key -> its tests, once finished here
         self.started = time.monotonic()
 
     # -- events and status --------------------------------------------------------------------
@@ -449,6 +452,7 @@ class FleetExecution:
 
         def keep() -> Any:
             result = finish(run, interrupted=sent.interrupted, sent=sent.sent, elapsed_s=sent.elapsed_s)
+            self.tests_of[cell.key] = cell_tests(cell, self.run_dir, result.cells)  # for the fleet's results
             if save:
                 _write_dataset_responses(directory, result.cells)
             if client is not None:
@@ -664,7 +668,8 @@ class FleetExecution:
 
         status = json.loads((self.run_dir / STATUS_FILE).read_text(encoding="utf-8"))
         results = build_results(self.plan, self.run_dir, self.run_id, self.done_log, state=state, reason=reason,
-                                started_at=status.get("started_at"), completed_at=now_iso())
+                                started_at=status.get("started_at"), completed_at=now_iso(),
+                                tests_of=self.tests_of)
         write_artifacts(self.manifest, self.run_dir, results)
         return results
 
