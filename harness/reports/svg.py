@@ -173,12 +173,14 @@ def _empty(pid: str, title: str, message: str = "No data") -> str:
                 [_text(PAD, 52, message, fill=MUTED)])
 
 
+def _unknown_rect(pid: str, x: float, y: float, w: float, h: float) -> str:
+    """The hatched box that stands where a value is unknown."""
+    return (f'<rect x="{_n(x)}" y="{_n(y)}" width="{_n(w)}" height="{_n(h)}" fill="url(#{pid}-unknown)" '
+            f'stroke="#B6BDC5" stroke-dasharray="3 2"/>')
+
+
 def _placeholder(pid: str, x: float, y: float, w: float, h: float) -> list[str]:
-    return [
-        f'<rect x="{_n(x)}" y="{_n(y)}" width="{_n(w)}" height="{_n(h)}" fill="url(#{pid}-unknown)" '
-        f'stroke="#B6BDC5" stroke-dasharray="3 2"/>',
-        _text(x + 8, y + h / 2 + 4, "unknown", fill=MUTED, halo=True),
-    ]
+    return [_unknown_rect(pid, x, y, w, h), _text(x + 8, y + h / 2 + 4, "unknown", fill=MUTED, halo=True)]
 
 
 # --- charts -----------------------------------------------------------------------------
@@ -508,8 +510,7 @@ def delta_chart(items: Sequence[tuple[str, Number | None, Number | None, Number 
         mid = y + bar_h / 2
         body.append(_text(x0 - 10, mid + 4, str(label), anchor="end", max_px=LABEL_W))
         if value is None:
-            body.append(f'<rect x="{_n(x0)}" y="{_n(y)}" width="{_n(x1 - x0)}" height="{_n(bar_h)}" '
-                        f'fill="url(#{pid}-unknown)" stroke="#B6BDC5" stroke-dasharray="3 2"/>')
+            body.append(_unknown_rect(pid, x0, y, x1 - x0, bar_h))
             body.append(_text(x1 + 8, mid + 4, missing, fill=MUTED))
             summary.append(f"{label}: {missing}")
             continue
