@@ -384,6 +384,34 @@ def test_a_provider_serves_one_event_loop_after_another():
     assert first.text == second.text == "ok"
 
 
+
+@pytest.mark.parametrize("name,base_url,path,expected", [
+    ("openai", None, "/chat/completions", "https://api.openai.com/v1/chat/completions"),
+    ("openai-compatible", "http://models.test/proxy/v1", "/chat/completions",
+     "http://models.test/proxy/v1/chat/completions"),
+    ("openai-compatible", "http://models.test/proxy/v1/", "/chat/completions",
+     "http://models.test/proxy/v1/chat/completions"),
+    ("anthropic", None, "/v1/messages", "https://api.anthropic.com/v1/messages"),
+    ("anthropic", "http://models.test/gateway", "/v1/messages", "http://models.test/gateway/v1/messages"),
+])
+def test_calls_go_to_the_url_the_sdk_joins_from_its_base_url(make, name, base_url, path, expected):
+    """The absolute URL joined once per client is the one the SDK would join for each call."""
+    body = (anthropic_body([{"type": "text", "text": "ok"}]) if name == "anthropic"
+            else openai_body({"content": "ok"}))
+    provider = make(name, **({"base_url": base_url} if base_url else {}))
+    model = "claude-sonnet-4-6" if name == "anthropic" else "gpt-4o-mini"
+
+    async def call():
+        client = provider._aclient()
+        assert provider._async_url(client, path) == str(client._prepare_url(path)) == expected
+        return await achat_and_close(provider, request(model=model, tools=[]))
+
+    with respx.mock(assert_all_called=True) as mock:
+        route = mock.post(expected).mock(return_value=httpx.Response(200, json=body))
+        answer = run(call())
+    assert route.call_count == 1 and answer.text == "ok"
+
+
 class _BrokenStream(BaseHTTPRequestHandler):
     """Announces a long streamed body, sends one chunk and hangs up."""
 

@@ -125,7 +125,7 @@ class AnthropicProvider(Provider):
         body = self.build_params(request)
         body.update(body.pop("extra_body", None) or {})
         try:
-            raw = await client.post("/v1/messages", body=body, cast_to=httpx2.Response,
+            raw = await client.post(self._async_url(client, "/v1/messages"), body=body, cast_to=httpx2.Response,
                                     options={"timeout": request.timeout_s})
         except anthropic.AnthropicError as exc:
             raise classify_sdk_error(self.name, exc, anthropic) from exc

@@ -54,6 +54,7 @@ class Provider:
         self.max_connections = max_connections
         self._async_sdk: Any = None
         self._async_loop: asyncio.AbstractEventLoop | None = None
+        self._async_urls: dict[str, str] = {}  # path -> absolute URL for _async_sdk (see _async_url)
 
     # -- for subclasses -------------------------------------------------------------------
     def _sdk_client_kwargs(self) -> dict[str, Any]:
@@ -186,7 +187,18 @@ class Provider:
         if self._async_sdk is None or self._async_loop is not loop:
             self._async_sdk = self._new_async_sdk()
             self._async_loop = loop
+            self._async_urls = {}
         return self._async_sdk
+
+    def _async_url(self, client: Any, path: str) -> str:
+        """``path`` joined to the async SDK client's base URL the way the SDK joins them, once
+        per client: given the absolute URL, the SDK takes it as is instead of parsing and
+        joining the two on every call (about 2% of a call's CPU)."""
+        url = self._async_urls.get(path)
+        if url is None:
+            base = client.base_url
+            url = self._async_urls[path] = str(base.copy_with(raw_path=base.raw_path + path.lstrip("/").encode()))
+        return url
 
     async def aprepare(self) -> None:
         """Set up the async SDK client of the running event loop now (the SDK's import, the

@@ -138,7 +138,7 @@ class OpenAIProvider(Provider):
 
         client = self._aclient()
         try:
-            raw = await client.post("/chat/completions", body=self.build_params(request), cast_to=httpx2.Response,
+            raw = await client.post(self._async_url(client, "/chat/completions"), body=self.build_params(request), cast_to=httpx2.Response,
                                     options={"timeout": request.timeout_s})
         except openai.OpenAIError as exc:
             raise classify_sdk_error(self.name, exc, openai) from exc
