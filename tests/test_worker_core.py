@@ -610,6 +610,42 @@ def test_malformed_bodies_are_400_with_a_reason(api, raw, error):
     assert r.status == 400 and r.body["error"] == error and "details" in r.body
 
 
+
+def _depth_by_tokens(text: str, limit: int) -> bool:
+    """The depth check as a plain token walk (strings skipped whole): what json_too_deep means."""
+    depth = 0
+    for match in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', text):
+        ch = match.group()
+        if ch in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif ch in "]}":
+            depth -= 1
+    return False
+
+
+def test_the_depth_check_agrees_with_a_token_walk_on_random_texts():
+    """Brackets, quotes, escapes and letters in random order (unbalanced, unterminated strings,
+    brackets inside strings): the check answers as the plain walk does, at the limit and past it."""
+    import random
+
+    from worker.schema import json_too_deep
+
+    rng = random.Random(7)
+    alphabet = ['[', ']', '{', '}', '"', '\\', 'a', ':', ',', '[', '{', '\n']
+    seen = set()
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
+        limit = rng.randint(1, 6)
+        expected = _depth_by_tokens(text, limit)
+        assert json_too_deep(text, limit) == expected, (text, limit)
+        seen.add(expected)
+    assert seen == {True, False}
+    deep = '{"a":' * 33 + '"x"' + "}" * 33
+    assert json_too_deep(deep) and not json_too_deep('{"a":' * 32 + '"x"' + "}" * 32)
+    assert not json_too_deep('{"a": "' + "[" * 100 + '"}')  # brackets inside a string do not count
+
 @pytest.mark.parametrize("change, field", [
     ({"suite": None}, "suite"),
     ({"totalScore": "high"}, "totalScore"),
