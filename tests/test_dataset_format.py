@@ -618,6 +618,40 @@ def test_the_fast_path_never_accepts_a_case_the_schema_refuses():
     assert set(fmt._VALUE_RULES) == set(kinds)
 
 
+def test_the_fast_path_never_accepts_a_document_the_schema_refuses():
+    """A document whose keys the plain-Python check vouches for (its cases plain too) skips
+    jsonschema altogether; it must never be laxer than the schema about those keys."""
+    odd_values = [None, "", " ", "x", 0, -1, 1, 0.5, 1.5, True, False, float("nan"), [], ["x"], [1], {},
+                  {"a": 1}, {"temperature": -1}, {"max_tokens": 0}, {"top_p": 2}, {"stop": [1]}, {"stop": ["s"]},
+                  {"system": 1}, {"threshold": 1.5}, {"threshold": 0.5}, {"other": 1}, {"temperature": True}]
+    case = {"id": "a", "prompt": "p"}
+    base = {"$schema": "s", "name": "t", "version": "1.0", "description": "d", "metadata": {"k": "v"},
+            "system": "s", "defaults": {"temperature": 0, "max_tokens": 5, "top_p": 1, "stop": "s", "system": "s",
+                                        "threshold": 1},
+            "test_cases": [case]}
+    rng = random.Random(11)
+    candidates = [{k: v for k, v in base.items() if k != "name"}]
+    for key in [*base, "other"]:
+        if key == "test_cases":
+            continue
+        for value in odd_values:
+            candidates.append({**base, key: value})
+    for _ in range(1500):
+        document = copy.deepcopy(base)
+        for key in rng.sample([k for k in base if k != "test_cases"], 2):
+            document[key] = rng.choice(odd_values)
+        candidates.append(document)
+    vouched = 0
+    for document in candidates:
+        if fmt._plain_top(document):
+            vouched += 1
+            assert validate("dataset", document) == [], document
+        assert fmt._schema_issues(document) == validate("dataset", document), document
+    assert vouched > 50 and fmt._plain_top(base)
+    schema = load_schema("dataset")
+    assert set(fmt._TOP_RULES) | {"test_cases"} == set(schema["properties"])
+    assert set(fmt._DEFAULTS_RULES) == set(schema["$defs"]["defaults"]["properties"])
+
 def test_ten_thousand_cases_load(tmp_path):
     cases = [{"id": f"case-{i}-{{{{lang}}}}", "category": "bulk", "prompt": "Write {{ lang }} code number " + str(i),
               "variables": {"lang": "Python"}, "expected": "def", "references": ["def", "return"],
@@ -737,3 +771,81 @@ def test_the_cache_can_be_turned_off(tmp_path, monkeypatch, own_cache):
     assert fmt.CheckedCache.default() is None
     monkeypatch.delenv("ZE_BENCHMARKS_DATASET_CACHE")
     assert not list(fmt.CheckedCache.default().directory.glob("*.json"))
+
+
+# --- the plain YAML construction ------------------------------------------------------------------
+
+_YAML_SNIPPETS = [
+    "a: 1\nb: -2\nc: 0x1F\nd: 0o17\ne: 017\nf: 1_000\ng: 1:30\nh: +5\n",
+    "a: 1.5\nb: .inf\nc: -.Inf\nd: .NaN\ne: 1e3\nf: 6.8523015e+5\ng: 190:20:30.15\nh: 1_000.5\n",
+    "a: yes\nb: No\nc: on\nd: OFF\ne: true\nf: False\ng: y\nh: n\n",
+    "a: ~\nb: null\nc: Null\nd:\ne: ''\nf: \"\"\n",
+    "a: 2024-05-01\nb: 2001-12-14t21:59:43.10-05:00\nc: '2024-05-01'\n",
+    "a: \"quoted \\u00e9 \\n\"\nb: 'single ''q'''\nc: |\n  literal\n  block\nd: >\n  folded\n  text\n",
+    "list:\n  - 1\n  - two\n  - [3, four, {five: 5}]\n  - {six: [6]}\nempty_list: []\nempty_map: {}\n",
+    "base: &b {x: 1, y: 2}\nother: *b\n",
+    "base: &b {x: 1, y: 2}\nmerged:\n  <<: *b\n  z: 3\n",
+    "a: !!str 123\nb: !!int \"5\"\nc: !!float 1\nd: !!bool yes\n",
+    "a: !!binary aGVsbG8=\n",
+    "a: !!set {x, y}\n",
+    "a: 1\na: 2\n",
+    "? [1, 2]\n: unhashable key\n",
+    "1: int key\n2.5: float key\ntrue: bool key\n~: null key\n",
+    "a: =\n",
+    "- top\n- level\n- list\n",
+    "just a scalar\n",
+    "name: d\nversion: 1.10\ntest_cases:\n  - id: a\n    prompt: 'p {{v}}'\n    variables: {v: 3}\n",
+    "a: &x hello\nb: *x\n",
+    "a: !custom value\n",
+    "a: 'x'\nb: !!null ''\nc: !!map {k: v}\nd: !!seq [1]\ne: !!str\n",
+]
+
+
+def _same(a, b) -> bool:
+    """Equal, with the same types throughout (True is not 1) and NaN equal to NaN."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and a != a:
+        return b != b
+    return a == b
+
+
+def _yaml_corpus() -> list[tuple[str, str]]:
+    files = [p for p in ROOT.rglob("*.y*ml") if ".venv" not in p.parts and ".git" not in p.parts
+             and p.suffix in (".yaml", ".yml")]
+    return [(str(p.relative_to(ROOT)), p.read_text("utf-8")) for p in sorted(files)] + [
+        (f"snippet {i}", text) for i, text in enumerate(_YAML_SNIPPETS)]
+
+
+def test_the_plain_yaml_construction_builds_what_the_loader_builds():
+    """Every YAML file of the repository and a set of tricky snippets (YAML 1.1 booleans and
+    numbers, anchors, merge keys, explicit tags, unhashable keys): the plain construction either
+    builds exactly what the loader builds or leaves the document to it."""
+    plain = unusual = 0
+    for name, text in _yaml_corpus():
+        loader = fmt._YamlLoader(text)
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                continue
+            try:
+                built = fmt._construct_plain(loader, node)
+            except fmt._Unusual:
+                unusual += 1
+                continue
+            expected = fmt._YamlLoader(text).get_single_data()
+        finally:
+            loader.dispose()
+        assert _same(built, expected), name
+        plain += 1
+    assert plain > 20 and unusual >= 8  # both ways are taken
+    # an unusual document still reads as the loader reads it (or fails as it does)
+    assert fmt._read_yaml(Path("x.yaml"), "base: &b {x: 1}\nmerged:\n  <<: *b\n  z: 3\n") == {
+        "base": {"x": 1}, "merged": {"x": 1, "z": 3}}
+    assert fmt._read_yaml(Path("x.yaml"), "a: !!set {x, y}\n") == {"a": {"x", "y"}}
+    with pytest.raises(DatasetError, match="x.yaml"):
+        fmt._read_yaml(Path("x.yaml"), "? [1, 2]\n: v\n")
