@@ -711,6 +711,22 @@ def test_a_checked_file_is_not_parsed_or_schema_checked_again(tmp_path, monkeypa
     assert fmt.load_file(copy_path).source == str(copy_path) and calls == []
 
 
+@pytest.mark.parametrize("suffix,text", [
+    (".yaml", "name: qa\ntest_cases:\n  - id: a\n    prompt: |\n      line one\n      line two\n"),
+    (".csv", 'id,prompt\na,"line one\nline two"\n'),
+    (".jsonl", '{"id": "a", "prompt": "line one\\nline two"}\n'),
+])
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
+def test_line_endings_and_a_byte_order_mark_read_the_same_cold_and_cached(tmp_path, own_cache, suffix, text,
+                                                                         newline, bom):
+    path = tmp_path / f"qa{suffix}"
+    path.write_bytes(bom + text.replace("\n", newline).encode("utf-8"))
+    cold, cached = fmt.load_file(path), fmt.load_file(path)
+    assert [c.prompt for c in cold.cases] == [c.prompt for c in cached.cases] == ["line one\nline two" + (
+        "\n" if suffix == ".yaml" else "")]
+    assert cold.digest == cached.digest
+
 def test_a_changed_file_is_read_afresh_and_its_problems_reported(tmp_path, own_cache):
     path = _cached_dataset(tmp_path)
     fmt.load_file(path)
@@ -849,3 +865,22 @@ def test_the_plain_yaml_construction_builds_what_the_loader_builds():
     assert fmt._read_yaml(Path("x.yaml"), "a: !!set {x, y}\n") == {"a": {"x", "y"}}
     with pytest.raises(DatasetError, match="x.yaml"):
         fmt._read_yaml(Path("x.yaml"), "? [1, 2]\n: v\n")
+
+
+def test_the_remembered_tags_are_the_resolvers_tags():
+    """The loader's ``resolve`` remembers the tag of short plain scalars: the same answer as the
+    resolvers' own, for every kind of node, the first time and the next."""
+    values = ["", " ", "~", "null", "Null", "NULL", "yes", "No", "on", "OFF", "y", "true", "False", "0", "-1",
+              "+5", "0x1F", "0o17", "017", "1_000", "1:30", "1.5", ".inf", "-.Inf", ".NaN", "1e3", "6.8e+5",
+              "2024-05-01", "2001-12-14t21:59:43.10-05:00", "=", "<<", "text", "-", "a" * 100, "é", "1.10"]
+    loader = fmt._YamlLoader("a: 1")
+    try:
+        for _ in range(2):
+            for value in values:
+                for kind in (yaml.ScalarNode, yaml.SequenceNode, yaml.MappingNode):
+                    for implicit in ((True, False), (False, True), (False, False), (True, True)):
+                        assert loader.resolve(kind, value, implicit) == yaml.resolver.BaseResolver.resolve(
+                            loader, kind, value, implicit), (kind, value, implicit)
+    finally:
+        loader.dispose()
+    assert fmt._YamlLoader.resolve is not yaml.resolver.BaseResolver.resolve

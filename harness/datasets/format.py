@@ -232,11 +232,39 @@ _YamlLoader.yaml_implicit_resolvers = {
 _YAML_NUMBERS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
 
 
-def _read_text(path: Path) -> str:
+def _resolve_tag(self: Any, kind: Any, value: str, implicit: tuple[bool, bool]) -> str:
+    """``BaseResolver.resolve`` (the tag of a node without one, asked for every node while the
+    document is parsed), remembering the tag of each short plain scalar: keys and small values
+    repeat across cases, and each is matched against the resolvers' regular expressions once."""
+    if self.yaml_path_resolvers:
+        return yaml.resolver.BaseResolver.resolve(self, kind, value, implicit)
+    if kind is yaml.ScalarNode:
+        if not implicit[0]:
+            return self.DEFAULT_SCALAR_TAG
+        tag = _PLAIN_TAGS.get(value)
+        if tag is None:
+            tag = yaml.resolver.BaseResolver.resolve(self, kind, value, implicit)
+            if len(value) <= 64 and len(_PLAIN_TAGS) < 20_000:
+                _PLAIN_TAGS[value] = tag
+        return tag
+    if kind is yaml.MappingNode:
+        return self.DEFAULT_MAPPING_TAG
+    if kind is yaml.SequenceNode:
+        return self.DEFAULT_SEQUENCE_TAG
+    return yaml.resolver.BaseResolver.resolve(self, kind, value, implicit)
+
+
+_PLAIN_TAGS: dict[str, str] = {}  # plain scalar -> its tag (the loader's resolvers never change)
+_YamlLoader.resolve = _resolve_tag  # type: ignore[method-assign]
+
+
+def _read_text(path: Path, data: bytes | None = None) -> str:
+    """The text of ``path`` (``data``: its bytes, when already read), newlines made ``\n``."""
     try:
-        return path.read_text("utf-8-sig")
+        text = (path.read_bytes() if data is None else data).decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise DatasetError(str(path), [f"cannot read: {exc}"]) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 _YAML_TAG = "tag:yaml.org,2002:"
@@ -393,13 +421,14 @@ def _csv_case(columns: list[str], row: list[str]) -> dict[str, Any]:
     return case
 
 
-def _read_document(path: Path) -> tuple[Any, list[int] | None]:
-    """The parsed document of ``path`` and, for .jsonl and .csv, the line of each case."""
+def _read_document(path: Path, data: bytes | None = None) -> tuple[Any, list[int] | None]:
+    """The parsed document of ``path`` (``data``: its bytes, when already read) and, for .jsonl
+    and .csv, the line of each case."""
     kind = SUFFIXES.get(path.suffix.lower())
     if kind is None:
         raise DatasetError(str(path), [
             f"unsupported extension {path.suffix or '(none)'!r}: a dataset is .json, .yaml, .yml, .jsonl or .csv"])
-    text = _read_text(path)
+    text = _read_text(path, data)
     if kind == "jsonl":
         return _read_jsonl(path, text)
     if kind == "csv":
@@ -813,6 +842,11 @@ def _builtin_files() -> dict[str, Path]:
     return dict(sorted(found.items()))
 
 
+def builtin_names() -> list[str]:
+    """The names of the built-in datasets, sorted (no file is read)."""
+    return list(_builtin_files())
+
+
 def builtin_datasets() -> list[BuiltinInfo]:
     """The built-in datasets, sorted by name (their files read, not checked)."""
     infos = []
@@ -841,13 +875,19 @@ def load_file(path: str | os.PathLike, *, source: str | None = None) -> Dataset:
     """
     path = Path(path)
     cache = CheckedCache.default()
-    key = cache.key(path) if cache is not None else None
+    data = None
+    if cache is not None:
+        try:
+            data = path.read_bytes()  # read once: for the key, and for the document on a miss
+        except OSError:
+            pass  # reported by the normal read
+    key = cache.key_of(path, data) if cache is not None and data is not None else None
     cached = cache.get(key) if key is not None else None
     if cached is not None:
         document, _, digest = cached
         dataset = _resolve_checked(document, str(path), digest)
     else:
-        document, lines = _read_document(path)
+        document, lines = _read_document(path, data)
         # Taken before checking, which must not be able to change what is kept.
         snapshot = cache.snapshot(document, lines) if key is not None else None
         dataset = parse_dataset(document, str(path), lines=lines)
@@ -882,11 +922,9 @@ class CheckedCache:
 
         return cls(default_cache_dir() / "datasets")
 
-    def key(self, path: Path) -> str | None:
-        try:
-            data = path.read_bytes()
-        except OSError:
-            return None  # reported by the normal read
+    @staticmethod
+    def key_of(path: Path, data: bytes) -> str | None:
+        """The entry of ``data``, the bytes of the file ``path``."""
         salt = _cache_salt()
         if salt is None:
             return None

@@ -149,12 +149,12 @@ def plan_fleet(manifest: Manifest, *, clone: bool = True) -> FleetPlan:
     with the dataset each dataset profile resolves to in its repository and the tests it plans.
     Problems (a repository that is not there, a dataset not found, a suite unknown) are
     collected, each naming the repository and profile, not raised."""
-    from harness.datasets.format import DatasetError, builtin_datasets
+    from harness.datasets.format import DatasetError, builtin_names
     from harness.datasets.run import apply_settings, sample_cases
 
     datasets = _Datasets()
     plan = FleetPlan(manifest, [], datasets=datasets)
-    builtins = {b.name for b in builtin_datasets()}
+    builtins = set(builtin_names())
     suites: dict[tuple[str, str, tuple[str, ...]], Any] = {}
     for i, repo in enumerate(manifest.repositories):
         repo, problem = resolve_repository(repo, clone=clone)

@@ -402,9 +402,9 @@ def find_dataset(repo_path: Path | None, name: str, root: Path, builtins: set[st
     order, then the file relative to the manifest's directory, then the built-in datasets (an
     absolute path is that file alone)."""
     if builtins is None:
-        from harness.datasets.format import builtin_datasets
+        from harness.datasets.format import builtin_names
 
-        builtins = {b.name for b in builtin_datasets()}
+        builtins = set(builtin_names())
     tried: list[str] = []
     for candidate in [name] if os.path.isabs(name) else _candidate_strings(repo_path, name):
         tried.append(candidate)
