@@ -15,7 +15,8 @@ one going first swapping each repeat); the SDK and the harness modules both need
 before the clock starts. The fleet's clock covers the whole of ``fleet.run`` (reading the
 manifest, planning, the cells, the artifacts, the fleet's batch); the baseline's starts once its
 jobs are built. Overhead = (fleet wall - baseline wall) / fleet wall, from the medians; client
-CPU is the child's user + system time while it runs, per request. The children send through
+CPU is the child's user + system time while it runs, per request; the mean latency of the requests
+(``Engine.request``, from its start to its outcome) is noted in both. The children send through
 the default transport (the SDKs' aiohttp), whatever ``ZE_BENCHMARKS_HTTP_TRANSPORT`` says.
 ``--phases`` adds one more fleet run, apart from the measured ones, with the wall time (and
 thread CPU) of each step of a cell added up.
@@ -121,6 +122,23 @@ def _usage() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def _record_latencies() -> list[float]:
+    """Wrap ``Engine.request`` to note each request's latency (ms, its attempts and waits for a
+    slot included); the list fills as the requests end."""
+    from harness.engine import Engine
+
+    latencies: list[float] = []
+    original = Engine.request
+
+    async def request(self, job):
+        outcome = await original(self, job)
+        latencies.append(outcome.elapsed_ms)
+        return outcome
+
+    Engine.request = request
+    return latencies
+
+
 def _common_imports() -> None:
     """What both the fleet and the baseline need: imported before the clock starts."""
     sys.path.insert(0, str(ROOT))
@@ -179,6 +197,7 @@ def child_fleet(manifest_path: str, out: str, parallel_cells: int, phases: bool 
     from harness.results import open_client
 
     totals = _time_phases() if phases else None
+    latencies = _record_latencies()
     client = open_client(db_path=str(Path(out) / "bench.db"), spool_dir=str(Path(out) / "spool"))
     t0, c0 = time.perf_counter(), _usage()
     results = fleet.run(manifest_path, client=client, output=str(Path(out) / "runs"), parallel_cells=parallel_cells)
@@ -195,7 +214,7 @@ def child_fleet(manifest_path: str, out: str, parallel_cells: int, phases: bool 
     return {"wall": wall, "cpu": cpu, "requests": summary["total_tests"], "passed": summary["total_succeeded"],
             "state": results["state"], "cells": len(results.get("cells") or []), "artifacts": artifacts,
             "stored": stored, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-            "phases": totals}
+            "phases": totals, "latency_ms": statistics.mean(latencies)}
 
 
 def child_baseline(manifest_path: str, parallel_cells: int) -> dict:
@@ -243,11 +262,13 @@ def child_baseline(manifest_path: str, parallel_cells: int) -> dict:
         finally:
             await engine.aclose()
 
+    latencies = _record_latencies()
     t0, c0 = time.perf_counter(), _usage()
     asyncio.run(main())
     wall, cpu = time.perf_counter() - t0, _usage() - c0
     return {"wall": wall, "cpu": cpu, "requests": sum(len(j) for _, j in cells), "passed": answered,
-            "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+            "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "latency_ms": statistics.mean(latencies)}
 
 
 def child_plan(manifest_path: str, profile: bool) -> dict:
@@ -367,6 +388,10 @@ def overhead(args: argparse.Namespace, tmp: Path, env_note: list[str]) -> list[t
         ("overhead (fleet - baseline) / fleet, of the medians",
          f"{ratio:.1%}  (per repeat: {', '.join(f'{p:.1%}' for p in pairs)})  target < 2%: "
          f"{'met' if ratio < 0.02 else 'NOT met'}"),
+        ("mean request latency, fleet / baseline (medians)",
+         f"{statistics.median(s['latency_ms'] for s in fleets):.1f} / "
+         f"{statistics.median(s['latency_ms'] for s in bases):.1f} ms  (the mock answers after "
+         f"{args.delay_ms:g} ms)"),
         ("fleet client CPU per request (median)", f"{cpu_fleet:.2f} ms"),
         ("baseline client CPU per request (median)", f"{cpu_base:.2f} ms"),
         ("fleet peak RSS (median)", f"{statistics.median(s['rss_mb'] for s in fleets):.0f} MB"),
