@@ -579,6 +579,17 @@ def test_the_schema_is_a_valid_draft_2020_12_schema_with_its_id():
     assert validate("dataset", json.loads(ORIGINAL_JSON)) == []
 
 
+def _random_mutants(base: dict, keys: list, values: list, rng: random.Random, *, count: int,
+                    changes: int) -> list[dict]:
+    """``count`` copies of ``base``, each with ``changes`` of ``keys`` set to one of ``values``."""
+    out = []
+    for _ in range(count):
+        item = copy.deepcopy(base)
+        for key in rng.sample(keys, changes):
+            item[key] = rng.choice(values)
+        out.append(item)
+    return out
+
 def test_the_fast_path_never_accepts_a_case_the_schema_refuses():
     """Cases the plain-Python check vouches for skip jsonschema; it must never be laxer."""
     odd_values = [None, "", " ", "x", "\n", 0, -1, 1, 0.5, 1.5, 2, True, False, float("nan"), [], [""], ["x"],
@@ -603,11 +614,7 @@ def test_the_fast_path_never_accepts_a_case_the_schema_refuses():
                 candidates.append({**base, "assert": [{"type": kind, key: value}]})
                 candidates.append({**base, "assert": [{"type": kind, "value": value, key: value}]})
         candidates.append({**base, "assert": [{"type": kind}]})
-    for _ in range(2000):
-        case = copy.deepcopy(base)
-        for key in rng.sample(list(base), 3):
-            case[key] = rng.choice(odd_values)
-        candidates.append(case)
+    candidates += _random_mutants(base, list(base), odd_values, rng, count=2000, changes=3)
     vouched = 0
     for case in candidates:
         if fmt._plain_case(case):
@@ -636,11 +643,8 @@ def test_the_fast_path_never_accepts_a_document_the_schema_refuses():
             continue
         for value in odd_values:
             candidates.append({**base, key: value})
-    for _ in range(1500):
-        document = copy.deepcopy(base)
-        for key in rng.sample([k for k in base if k != "test_cases"], 2):
-            document[key] = rng.choice(odd_values)
-        candidates.append(document)
+    candidates += _random_mutants(base, [k for k in base if k != "test_cases"], odd_values, rng, count=1500,
+                                  changes=2)
     vouched = 0
     for document in candidates:
         if fmt._plain_top(document):
