@@ -539,6 +539,88 @@ def test_every_cell_is_on_disk_as_soon_as_it_is_reported(tmp_path, mock_server):
     assert on_disk == [True] * 10
 
 
+class _OrderedProvider:
+    """Answers at once and notes each request as it starts, in one list with the cells recorded."""
+
+    supports_streaming = False
+
+    def __init__(self, events: list[str]) -> None:
+        self.events = events
+
+    async def aprepare(self) -> None:
+        pass
+
+    async def achat(self, request, *, stream=False, retry=True, repeat_index=0, use_cache=False, record=None):
+        from harness.providers import ChatResponse, Usage
+
+        self.events.append(f"sent {request.messages[-1].content}")
+        await asyncio.sleep(0)
+        return ChatResponse(text="4", tool_calls=[], usage=Usage(1, 1), model=request.model, stop_reason="stop",
+                            latency_ms=1.0, cost_usd=0.0)
+
+    async def aclose(self) -> None:
+        pass
+
+
+def _engine_with(provider):
+    from harness.engine import Engine, EngineOptions
+
+    return Engine(EngineOptions(concurrency=1), provider_factory=lambda target, size: provider)
+
+
+def test_an_answer_is_recorded_after_the_next_request_is_sent(tmp_path):
+    """Grading and the results line are off the path from one request to the next: with one
+    request at a time, each answer's line is written once the following request is out, and
+    every answer is on disk when the run returns."""
+    cases = [{"id": f"q{i}", "prompt": f"question {i}", "expected": "4"} for i in range(3)]
+    events: list[str] = []
+    run = prepare(options(write_dataset(tmp_path / "d.json", cases), tmp_path / "out",
+                          [parse_target("openai-compatible:m", base_url="http://127.0.0.1:9/v1")], concurrency=1))
+
+    async def main():
+        engine = _engine_with(_OrderedProvider(events))
+        try:
+            return await execute(run, engine=engine, on_cell=lambda cell: events.append(f"recorded {cell['test_id']}"))
+        finally:
+            await engine.aclose()
+
+    result = asyncio.run(main())
+    assert events == ["sent question 0", "sent question 1", "recorded q0", "sent question 2", "recorded q1",
+                      "recorded q2"]
+    assert [c["test_id"] for c in lines_of(tmp_path / "out")] == ["q0", "q1", "q2"]
+    assert [c["status"] for c in result.cells] == ["passed"] * 3
+
+
+def test_a_failure_to_record_an_answer_stops_the_run_and_is_raised(tmp_path, monkeypatch):
+    """A results line that cannot be written (a full disk) is not lost in a callback: the run
+    stops and the error reaches the caller; the lines written before it are kept."""
+    import harness.datasets.run as run_module
+
+    cases = [{"id": f"q{i}", "prompt": f"question {i}", "expected": "4"} for i in range(6)]
+    events: list[str] = []
+    run = prepare(options(write_dataset(tmp_path / "d.json", cases), tmp_path / "out",
+                          [parse_target("openai-compatible:m", base_url="http://127.0.0.1:9/v1")], concurrency=1))
+    real_append = run_module.ResultsLog.append
+
+    def append(self, cell):
+        if cell["test_id"] == "q2":
+            raise OSError(28, "No space left on device")
+        real_append(self, cell)
+
+    monkeypatch.setattr(run_module.ResultsLog, "append", append)
+
+    async def main():
+        engine = _engine_with(_OrderedProvider(events))
+        try:
+            return await execute(run, engine=engine)
+        finally:
+            await engine.aclose()
+
+    with pytest.raises(OSError, match="No space left"):
+        asyncio.run(main())
+    assert [c["test_id"] for c in lines_of(tmp_path / "out")] == ["q0", "q1"]
+    assert len([e for e in events if e.startswith("sent")]) < 6  # stopped, not run to the end
+
 def test_read_results_keeps_the_whole_lines_before_a_torn_one(tmp_path):
     from harness.datasets.run import read_results
 

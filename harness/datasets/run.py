@@ -20,6 +20,7 @@ dashboard read it like any other batch.
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import datetime as _dt
 import fnmatch
@@ -469,7 +470,12 @@ def _error_kind(exc: Any) -> str:
 
 
 class CellRecorder:
-    """Turns outcomes into graded cells and appends them to results.jsonl."""
+    """Turns outcomes into graded cells and appends them to results.jsonl.
+
+    An answer graded without a judge is recorded just after the engine's worker has sent its
+    next request (a callback queued on the event loop), not before: the grading and the line
+    are then off the path from one request to the next. :meth:`drain` records what is still
+    queued, and raises what recording failed with."""
 
     def __init__(self, run: DatasetRun, log: ResultsLog, judge: Any, judge_skip: str,
                  on_cell: Callable[[dict[str, Any]], None] | None) -> None:
@@ -481,6 +487,8 @@ class CellRecorder:
         self.save = run.options.save_responses
         self.errors = 0
         self.first_error: str | None = None
+        self._queued: collections.deque[Outcome] = collections.deque()
+        self._failure: BaseException | None = None
 
     def cell_of(self, planned: PlannedCell, outcome: Outcome, graded: Any) -> dict[str, Any]:
         response = outcome.response
@@ -545,14 +553,32 @@ class CellRecorder:
                      None, judge_skip_reason=self.judge_skip)
 
     async def __call__(self, outcome: Outcome) -> None:
+        if self._failure is not None:
+            raise self._failure  # stops the run as a failure of this call would have
         case = outcome.job.payload.case
         if outcome.response is not None and self.judge is not None and needs_judge(case):
             response = outcome.response
             graded = await asyncio.to_thread(grade, case, Answer(response.text, response.latency_ms,
                                                                  response.cost_usd), self.judge)
-        else:
-            graded = self.grade_now(outcome)
-        self.record(outcome, graded)
+            self.record(outcome, graded)
+            return
+        self._queued.append(outcome)
+        if len(self._queued) == 1:
+            asyncio.get_running_loop().call_soon(self._record_queued)
+
+    def _record_queued(self) -> None:
+        while self._queued and self._failure is None:
+            outcome = self._queued.popleft()
+            try:
+                self.record(outcome, self.grade_now(outcome))
+            except BaseException as exc:  # noqa: BLE001 - raised by the next call and by drain()
+                self._failure = exc
+
+    def drain(self) -> None:
+        """Record the answers still queued; raise what recording failed with, if it did."""
+        self._record_queued()
+        if self._failure is not None:
+            raise self._failure
 
 
 def resolve_rubric_judge(run: DatasetRun) -> tuple[Any, str, str]:
@@ -640,7 +666,10 @@ async def send(run: DatasetRun, *, on_cell: Callable[[dict[str, Any]], None] | N
     finally:
         if watcher is not None:
             watcher.cancel()
-        log.close(sync=False)
+        try:
+            recorder.drain()
+        finally:
+            log.close(sync=False)
         if owned:
             await engine.aclose()
     return Sent(len(jobs), time.monotonic() - started, interrupted, recorder.errors, recorder.first_error)
