@@ -355,3 +355,41 @@ def test_the_example_manifest_of_the_readme(tmp_path):
     assert figures["requests"] == 3 * (6 + 3) and figures["scenarioRuns"] == 3
     manifest = load_manifest(root / "examples" / "fleet.yaml")
     assert manifest.random_seed == 42 and manifest.profiles["py-bug"].kind == "suite"
+
+
+def test_the_fast_path_never_accepts_a_repository_the_schema_refuses():
+    """Repositories the plain-Python check vouches for skip jsonschema; it must never be laxer,
+    and the problems found are those of a full check, at the same paths."""
+    import copy
+    import random
+
+    from harness.fleet import manifest as manifest_module
+    from harness.jsonschemas import load_schema, validate
+
+    odd_values = [None, "", " ", "x", "a b", "-x", "x" * 101, "ok.id_1-2", 0, 1, True, [], [""], ["qa"], [1], {},
+                  {"k": 1}, "native", "generic", "other"]
+    base = {"repo_id": "r-1", "path": "repos/r", "git_url": "file:///tmp/r", "adapter": "native",
+            "scenarios": ["qa"], "metadata": {"team": "t"}}
+    rng = random.Random(5)
+    repositories = [{**base, "repo_id": f"r{i}"} for i in range(3)]
+    for key in [*base, "other"]:
+        for value in odd_values:
+            repositories.append({**base, key: value})
+    for key in ("path", "git_url"):
+        repositories.append({k: v for k, v in base.items() if k != key})
+    repositories.append({"repo_id": "bare"})
+    for _ in range(600):
+        raw = copy.deepcopy(base)
+        for key in rng.sample(list(base), 2):
+            raw[key] = rng.choice(odd_values)
+        repositories.append(raw)
+    vouched = 0
+    for raw in repositories:
+        if manifest_module._plain_repository(raw):
+            vouched += 1
+            assert validate("fleet", minimal(repositories=[raw])) == [], raw
+    assert vouched > 50
+    for start in range(0, len(repositories), 40):  # manifests of many repositories, valid and not
+        document = minimal(repositories=repositories[start:start + 40])
+        assert manifest_module._schema_issues(document) == validate("fleet", document)
+    assert set(manifest_module._REPOSITORY_RULES) == set(load_schema("fleet")["$defs"]["repository"]["properties"])
