@@ -60,7 +60,7 @@ from typing import Any, Callable
 
 import yaml
 
-from harness.jsonschemas import SchemaIssue, load_schema, validate
+from harness.jsonschemas import SchemaIssue, load_schema, validate_long_list
 
 #: File extension -> how the file is read.
 SUFFIXES = {".json": "json", ".yaml": "yaml", ".yml": "yaml", ".jsonl": "jsonl", ".csv": "csv"}
@@ -615,23 +615,7 @@ def _plain_top(document: dict[str, Any]) -> bool:
 def _schema_issues(document: Any) -> list[SchemaIssue]:
     """``validate("dataset", document)``, with the plainly valid test cases left out of it (and
     no jsonschema at all when the rest of the document is plainly valid too)."""
-    cases = document.get("test_cases") if isinstance(document, dict) else None
-    if not isinstance(cases, list) or not cases:
-        return validate("dataset", document)
-    rest = [i for i, case in enumerate(cases) if not _plain_case(case)]
-    if not rest and _plain_top(document):
-        return []
-    # One case at least, so that the document still has test cases.
-    checked = rest or [0]
-    issues = validate("dataset", {**document, "test_cases": [cases[i] for i in checked]})
-    out = []
-    for issue in issues:
-        match = _CASE_PATH.match(issue.field)
-        if match:
-            field_path = f"test_cases[{checked[int(match.group(1))]}]{issue.field[match.end():]}"
-            issue = SchemaIssue(field_path, issue.message)
-        out.append(issue)
-    return out
+    return validate_long_list("dataset", document, "test_cases", _plain_case, _plain_top)
 
 
 def _prefixes(fields: list[str]) -> set[str]:

@@ -21,13 +21,13 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
 import yaml
 
-from harness.jsonschemas import validate
+from harness.jsonschemas import validate_long_list
 from harness.providers.registry import Target, parse_target
 
 MANIFEST_VERSION = "1.0"
@@ -161,7 +161,6 @@ _REPOSITORY_RULES: dict[str, Any] = {
     "scenarios": lambda v: type(v) is list and all(type(x) is str and x != "" for x in v),
     "metadata": lambda v: type(v) is dict,
 }
-_REPOSITORY_PATH = re.compile(r"repositories\[(\d+)\]")
 
 
 def _plain_repository(raw: Any) -> bool:
@@ -173,19 +172,7 @@ def _plain_repository(raw: Any) -> bool:
 def _schema_issues(document: Any) -> list[Any]:
     """``validate("fleet", document)``, with the plainly valid repositories left out of it: a
     manifest of a thousand repositories is checked by jsonschema in a fraction of the time."""
-    repositories = document.get("repositories") if isinstance(document, dict) else None
-    if not isinstance(repositories, list) or not repositories:
-        return validate("fleet", document)
-    rest = [i for i, raw in enumerate(repositories) if not _plain_repository(raw)]
-    checked = rest or [0]  # one at least, so that the manifest still has repositories
-    issues = validate("fleet", {**document, "repositories": [repositories[i] for i in checked]})
-    out = []
-    for issue in issues:
-        match = _REPOSITORY_PATH.match(issue.field)
-        if match:
-            issue = replace(issue, field=f"repositories[{checked[int(match.group(1))]}]{issue.field[match.end():]}")
-        out.append(issue)
-    return sorted(out, key=lambda i: (i.field, i.message))
+    return validate_long_list("fleet", document, "repositories", _plain_repository)
 
 
 def load_manifest(path: str | os.PathLike[str], *, base_url: str | None = None) -> Manifest:
