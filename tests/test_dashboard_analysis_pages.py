@@ -352,15 +352,20 @@ def test_dataset_filter_lives_in_the_url(page: Any, dashboard: Dashboard) -> Non
     assert _texts(page, "section.dataset h2") == [dashboard.dataset_name]
 
 
+def _open_from_list(page: Any, section: str, key: str, ready: str) -> None:
+    """From the list page ``/<section>``, open the row ``key`` and wait for its page to show ``ready``."""
+    goto(page, f"/{section}")
+    _row(page, key).locator("a").click()
+    page.wait_for_url(re.compile(f"/{section}/{re.escape(key)}$"))
+    page.wait_for_selector(f"#app[data-state=ready] {ready}")
+
+
 # --------------------------------------------------------------------------- fleets
 
 
 def test_fleet_matrix_shows_repositories_by_providers_with_links_to_the_runs(page: Any, dashboard: Dashboard) -> None:
     expected = _api(dashboard, f"/fleets/{dashboard.fleet_id}")
-    goto(page, "/fleets")
-    page.locator(f'tr[data-key="{dashboard.fleet_id}"] a').click()
-    page.wait_for_url(re.compile(f"/fleets/{re.escape(dashboard.fleet_id)}$"))
-    page.wait_for_selector("#app[data-state=ready] svg.heatmap")
+    _open_from_list(page, "fleets", dashboard.fleet_id, "svg.heatmap")
     heat = page.locator("svg.heatmap")
     labels = heat.locator("text.label").all_text_contents()
     for repo in expected["repositories"]:
@@ -392,10 +397,7 @@ def test_fleet_matrix_shows_repositories_by_providers_with_links_to_the_runs(pag
 
 def test_stress_test_shows_throughput_latency_and_the_knee(page: Any, dashboard: Dashboard) -> None:
     test = _api(dashboard, f"/stress/{dashboard.stress_id}")
-    goto(page, "/stress")
-    page.locator(f'tr[data-key="{dashboard.stress_id}"] a').click()
-    page.wait_for_url(re.compile(f"/stress/{dashboard.stress_id}$"))
-    page.wait_for_selector("#app[data-state=ready] svg.stress-chart")
+    _open_from_list(page, "stress", dashboard.stress_id, "svg.stress-chart")
     chart = page.locator("svg.stress-chart")
     assert chart.locator("g.series.series-0 .marker").count() == len(test["steps"])  # throughput per step
     assert chart.locator("g.series.series-1 .marker").count() == sum(1 for s in test["steps"] if s["latencyMs"])
