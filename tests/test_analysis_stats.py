@@ -81,6 +81,27 @@ def test_mean_variance_stdev_match_numpy():
     assert S.variance([2.0, 2.0]) == 0.0 and S.mean((1, 2)) == 1.5
 
 
+def test_percentiles_equal_percentile_at_each_level():
+    rng = random.Random(11)
+    for n in (0, 1, 2, 7, 50):
+        xs = [rng.uniform(-5, 5) for _ in range(n)] + [rng.randint(-3, 3) for _ in range(n // 2)]
+        levels = (0, 12.5, 50, 95, 99, 100)
+        assert S.percentiles(xs, levels) == [S.percentile(xs, q) for q in levels]
+    assert S.percentiles([], (50, 95)) == [None, None]
+    with pytest.raises(ValueError, match="q must be in"):
+        S.percentiles([1.0], (50, 101))
+
+
+def test_samples_are_checked_the_same_with_or_without_the_quick_path():
+    # plain floats and ints take the quick path; the rest is checked value by value
+    assert S.mean([1, 2.5, True]) == pytest.approx(4.5 / 3)
+    assert S.percentile([1e308, 1e308], 50) == 1e308  # finite values whose sum overflows
+    for bad, message in (([1.0, float("nan")], r"xs\[1\] is NaN"), ([float("inf"), 1], r"xs\[0\] is infinite"),
+                         ([1.0, "2"], r"xs\[1\] is not a number"), ([None], r"xs\[0\] is not a number")):
+        with pytest.raises(ValueError, match=message):
+            S.percentile(bad, 50)
+
+
 def test_percentile_matches_numpy_linear_interpolation():
     rng = np.random.default_rng(2)
     for _ in range(CASES):

@@ -442,6 +442,42 @@ def test_runs_that_cannot_be_stored_fail_their_cell(tmp_path, mock):
     assert sum(len(lines_of(p)) for p in run_dir.rglob("results.jsonl")) == 8
 
 
+
+def test_a_batch_that_cannot_be_stored_is_said_in_the_results(tmp_path, mock):
+    """The fleet's batch is stored while the artifacts are written; its failure reaches the
+    results, and the runs stored before it stay stored."""
+    from harness.results import open_client
+
+    server = mock()
+    make_repos(tmp_path, names=("a",))
+    doc = manifest_doc(server.base_url, repositories=[{"repo_id": "a", "path": "a"}])
+    with open_client(db_path=str(tmp_path / "bench.db")) as client:
+        def refuse(batch):
+            raise ConnectionError("batch store down")
+
+        client.post_batch = refuse
+        results, run_dir = run_fleet(tmp_path, doc, client=client)
+        stored = client.list_runs(limit=100, batch_id=results["run_id"])
+    assert results["state"] == "completed" and len(stored) == 8
+    assert results["store_errors"] == [f"batch {results['run_id']}: ConnectionError: batch store down"]
+    assert (run_dir / "fleet-results.json").is_file() and (run_dir / "executive-report.html").is_file()
+
+
+def test_a_response_file_holds_one_key_per_line(tmp_path, mock):
+    server = mock()
+    make_repos(tmp_path, names=("a",))
+    doc = manifest_doc(server.base_url, repositories=[{"repo_id": "a", "path": "a"}])
+    _, run_dir = run_fleet(tmp_path, doc)
+    cell = run_dir / "a" / "openai-compatible_m1" / "qa"
+    lines = {line["test_id"]: line for line in lines_of(cell / "results.jsonl")}
+    text = (cell / "responses" / "q1.r0.json").read_text(encoding="utf-8")
+    saved = json.loads(text)
+    keys = ["assertions", "category", "duration_ms", "error", "repeat", "response", "run_id", "score", "status",
+            "target", "test_id"]
+    assert list(saved) == keys and saved == {k: lines["q1"].get(k) for k in keys}
+    assert text.splitlines()[0] == "{" and len(text.splitlines()) == len(keys) + 2 and text.endswith("}\n")
+
+
 class _SlowStore:
     """A results client whose posts are slow and which notes, for every run it stores, the cells
     cells.jsonl already called completed at that moment."""

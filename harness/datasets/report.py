@@ -83,7 +83,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from worker.analysis.stats import percentile, wilson_interval
+from worker.analysis.stats import percentiles, wilson_interval
 
 STATUSES = ("passed", "failed", "error", "ungraded")
 
@@ -208,10 +208,9 @@ def _block(cells: list[dict[str, Any]]) -> dict[str, Any]:
         "pass_rate_ci": _interval(passed, passed + failed),
         "pass_rate_all": _rate(passed, passed + failed + errors),
         "mean_score": math.fsum(scores) / len(scores) if scores else None,
-        "latency_ms": {"p50": percentile(durations, 50), "p95": percentile(durations, 95),
-                       "p99": percentile(durations, 99), "min": min(durations, default=None),
-                       "max": max(durations, default=None)},
-        "ttft_ms": {"p50": percentile(ttfts, 50), "p95": percentile(ttfts, 95)},
+        "latency_ms": {**dict(zip(("p50", "p95", "p99"), percentiles(durations, (50, 95, 99)))),
+                       "min": min(durations, default=None), "max": max(durations, default=None)},
+        "ttft_ms": dict(zip(("p50", "p95"), percentiles(ttfts, (50, 95)))),
         "tokens_in": tokens_in,
         "tokens_out": tokens_out,
         "tokens_per_s": tokens_per_s,

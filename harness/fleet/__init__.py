@@ -29,6 +29,7 @@ from harness.fleet.execute import (DEFAULT_CONCURRENCY, DEFAULT_PARALLEL_CELLS, 
                                    STATUS_FILE, TERMINAL_STATES, FleetExecution, FleetPlan, load_run_manifest,
                                    now_iso, plan_fleet, write_json_atomic, write_status)
 from harness.fleet.manifest import Manifest, ManifestError, load_manifest, run_id_for
+from harness.gc_tuning import fewer_collections
 
 __all__ = ["FleetError", "FleetHandle", "ManifestError", "Manifest", "load_manifest", "plan_fleet", "start", "run",
            "resume", "status", "wait", "list_runs", "find_run", "create_run"]
@@ -150,12 +151,13 @@ def execute_run_dir(run_dir: Path, *, client: Any = None, control: Any = None,
     write_status(run_dir, state="running", pid=os.getpid(), started_at=_status_of(run_dir).get("started_at") or now_iso(),
                  stopped_reason=None, error=None)
     try:
-        plan = plan or plan_fleet(manifest)
-        runner = FleetExecution(run_dir, plan, saved["run_id"], client=client, control=control,
-                                concurrency=int(execution.get("concurrency") or DEFAULT_CONCURRENCY),
-                                parallel_cells=int(execution.get("parallel_cells") or DEFAULT_PARALLEL_CELLS),
-                                on_event=on_event)
-        return asyncio.run(runner.run())
+        with fewer_collections():
+            plan = plan or plan_fleet(manifest)
+            runner = FleetExecution(run_dir, plan, saved["run_id"], client=client, control=control,
+                                    concurrency=int(execution.get("concurrency") or DEFAULT_CONCURRENCY),
+                                    parallel_cells=int(execution.get("parallel_cells") or DEFAULT_PARALLEL_CELLS),
+                                    on_event=on_event)
+            return asyncio.run(runner.run())
     except BaseException as exc:
         if _status_of(run_dir).get("state") == "running":
             write_status(run_dir, state="interrupted" if isinstance(exc, KeyboardInterrupt) else "failed",

@@ -35,6 +35,7 @@ from typing import Any
 
 from harness.fleet.manifest import (DEFAULT_TIMEOUT_S, DatasetLookup, Manifest, ManifestError, Profile, Repository,
                                     agent_for, find_dataset, parse_manifest, suites_dir_for)
+from harness.gc_tuning import fewer_collections
 from harness.providers.registry import Target
 
 MANIFEST_FILE = "manifest.json"
@@ -144,6 +145,7 @@ def resolve_repository(repo: Repository, *, clone: bool = True) -> tuple[Reposit
         return repo, str(exc)
 
 
+@fewer_collections()
 def plan_fleet(manifest: Manifest, *, clone: bool = True) -> FleetPlan:
     """Every cell of the manifest, in manifest order (repository, then provider, then profile),
     with the dataset each dataset profile resolves to in its repository and the tests it plans.
@@ -619,9 +621,12 @@ class FleetExecution:
             state = "failed"
             failed = sum(1 for c in self.plan.cells if self.done_log.get(c.key, {}).get("state") == "failed")
             reason = f"{failed} cell(s) failed (continue_on_failure is true: the others ran)"
+        # The fleet's batch is stored in a worker thread while the artifacts are written here.
+        posting = (asyncio.get_running_loop().run_in_executor(None, self._post_batch, state)
+                   if self.client is not None else None)
         results = self.finish(state, reason)
-        if self.client is not None:
-            await asyncio.to_thread(self._post_batch, results)
+        if posting is not None and (problem := await posting):
+            results.setdefault("store_errors", []).append(problem)
         self._status(True, state=state, stopped_reason=reason, completed_at=results.get("completed_at"))
         self._event("finish", state=state, reason=reason, results=results)
         return results
@@ -673,12 +678,13 @@ class FleetExecution:
         write_artifacts(self.manifest, self.run_dir, results)
         return results
 
-    def _post_batch(self, results: dict[str, Any]) -> None:
+    def _post_batch(self, state: str) -> str | None:
+        """Store the fleet's batch; what went wrong, or None."""
         from harness.results.records import batch_record
 
         meta = {"kind": "fleet", "fleetId": self.manifest.fleet_id, "runId": self.run_id,
                 "manifestHash": self.manifest.hash, "description": self.manifest.description,
-                "state": results["state"], "outputDir": str(self.run_dir),
+                "state": state, "outputDir": str(self.run_dir),
                 "repositories": [r.repo_id for r in self.manifest.repositories],
                 "providers": [t.spec for t in self.manifest.targets],
                 "profiles": sorted(self.manifest.profiles)}
@@ -688,17 +694,30 @@ class FleetExecution:
         try:
             self.client.post_batch(batch_record(self.run_id, [], now, now, meta))
         except Exception as exc:  # noqa: BLE001 - the runs are stored; said in the results
-            results.setdefault("store_errors", []).append(f"batch {self.run_id}: {type(exc).__name__}: {exc}")
+            return f"batch {self.run_id}: {type(exc).__name__}: {exc}"
+        return None
+
+
+_RESPONSE_KEYS = sorted(("test_id", "category", "target", "repeat", "status", "score", "response", "assertions",
+                         "error", "duration_ms", "run_id"))
+
+
+def _response_text(cell: dict[str, Any]) -> str:
+    """A response file: one key per line, in key order, each value on its line (the C encoder
+    writes each value; an indented dump would go through the pure-Python one)."""
+    return "{\n" + ",\n".join(f'  "{k}": ' + json.dumps(cell.get(k), sort_keys=True, ensure_ascii=False)
+                               for k in _RESPONSE_KEYS) + "\n}\n"
 
 
 def _write_dataset_responses(directory: Path, cells: list[dict[str, Any]]) -> None:
+    """``responses/<test id>.r<repeat>.json`` of each cell. Written in place: the cell is
+    recorded done only after this, so a file cut short by a crash is written again on resume."""
     out = directory / "responses"
     out.mkdir(exist_ok=True)
+    base = str(out) + os.sep
     for cell in cells:
-        name = f"{safe_name(str(cell['test_id']))}.r{cell['repeat']}.json"
-        data = {k: cell.get(k) for k in ("test_id", "category", "target", "repeat", "status", "score", "response",
-                                         "assertions", "error", "duration_ms", "run_id")}
-        write_json_atomic(out / name, data)
+        with open(f"{base}{safe_name(str(cell['test_id']))}.r{cell['repeat']}.json", "w", encoding="utf-8") as f:
+            f.write(_response_text(cell))
 
 
 _SUITE_COLUMNS = ("scenario", "suite", "tier", "iteration", "status", "is_successful", "score", "duration_ms",

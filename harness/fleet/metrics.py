@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from worker.analysis.stats import percentile, wilson_interval
+from worker.analysis.stats import percentiles, wilson_interval
 
 OUTCOMES = ("succeeded", "failed", "timeout", "skipped")
 
@@ -51,13 +51,14 @@ def _counts(tests: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _durations(tests: list[dict[str, Any]], *, full: bool) -> dict[str, Any]:
     values = [float(t["duration_ms"]) for t in tests if t["outcome"] != "skipped" and t.get("duration_ms") is not None]
+    levels = percentiles(values, (50, 95, 99) if full else (50, 95))
     out: dict[str, Any] = {
         "avg_duration_ms": _round(sum(values) / len(values)) if values else None,
-        "p50_duration_ms": _round(percentile(values, 50)),
-        "p95_duration_ms": _round(percentile(values, 95)),
+        "p50_duration_ms": _round(levels[0]),
+        "p95_duration_ms": _round(levels[1]),
     }
     if full:
-        out.update({"p99_duration_ms": _round(percentile(values, 99)),
+        out.update({"p99_duration_ms": _round(levels[2]),
                     "min_duration_ms": _round(min(values)) if values else None,
                     "max_duration_ms": _round(max(values)) if values else None})
     return out

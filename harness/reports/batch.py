@@ -42,7 +42,7 @@ from harness.reports.html import (
     toc,
 )
 from harness.reports.svg import bar_chart, percentile_chart, stacked_bar_chart
-from worker.analysis.stats import percentile, wilson_interval
+from worker.analysis.stats import percentile, percentiles, wilson_interval
 
 Entry = Mapping[str, Any]
 
@@ -239,8 +239,8 @@ def _computed_breakdown(runs: Sequence[Mapping[str, Any]], dim: str) -> list[dic
 
 
 def _percentiles(values: Sequence[float]) -> dict[str, float | None]:
-    return {"min": min(values, default=None), "p50": percentile(values, 50), "p95": percentile(values, 95),
-            "p99": percentile(values, 99), "max": max(values, default=None)}
+    p50, p95, p99 = percentiles(values, (50, 95, 99))
+    return {"min": min(values, default=None), "p50": p50, "p95": p95, "p99": p99, "max": max(values, default=None)}
 
 
 def _latency(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

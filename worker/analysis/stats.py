@@ -177,6 +177,10 @@ def _values(xs: Iterable[Any], name: str) -> list[float]:
         items = list(xs)
     except TypeError:
         raise ValueError(f"{name} must be a sequence of numbers, not {xs!r}") from None
+    if all(type(x) is float or type(x) is int for x in items):
+        values = [float(x) for x in items]
+        if math.isfinite(sum(values)):  # then none is NaN or infinite: the usual case, checked at once
+            return values
     return [_number(x, f"{name}[{i}]") for i, x in enumerate(items)]
 
 
@@ -290,13 +294,22 @@ def _percentile_sorted(ordered: Sequence[float], q: float) -> float:
 def percentile(xs: Iterable[float], q: float) -> float | None:
     """The ``q``-th percentile (``q`` in [0, 100]) with linear interpolation, as
     ``numpy.percentile(xs, q)``; ``None`` for an empty sample."""
+    return percentiles(xs, (q,))[0]
+
+
+def percentiles(xs: Iterable[float], qs: Iterable[float]) -> list[float | None]:
+    """:func:`percentile` of ``xs`` for each of ``qs``, the sample checked and sorted once."""
     values = _values(xs, "xs")
-    q = _number(q, "q")
-    if not 0.0 <= q <= 100.0:
-        raise ValueError(f"q must be in [0, 100], not {q}")
+    levels = []
+    for q in qs:
+        q = _number(q, "q")
+        if not 0.0 <= q <= 100.0:
+            raise ValueError(f"q must be in [0, 100], not {q}")
+        levels.append(q)
     if not values:
-        return None
-    return _percentile_sorted(sorted(values), q)
+        return [None] * len(levels)
+    ordered = sorted(values)
+    return [_percentile_sorted(ordered, q) for q in levels]
 
 
 # ---------------------------------------------------------------------------------------------

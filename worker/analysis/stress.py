@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from worker.analysis.stats import percentile
+from worker.analysis.stats import percentile, percentiles
 
 #: Failure classes, in the order they are reported.
 ERROR_CLASSES = ("timeout", "429", "5xx", "connection", "other")
@@ -44,10 +44,11 @@ def distribution(values: Iterable[float]) -> dict[str, float] | None:
     xs = [float(v) for v in values]
     if not xs:
         return None
+    p50, p95, p99 = percentiles(xs, (50, 95, 99))
     return {
-        "p50": _round(percentile(xs, 50)),
-        "p95": _round(percentile(xs, 95)),
-        "p99": _round(percentile(xs, 99)),
+        "p50": _round(p50),
+        "p95": _round(p95),
+        "p99": _round(p99),
         "mean": _round(sum(xs) / len(xs)),
         "max": _round(max(xs)),
     }
