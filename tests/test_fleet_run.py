@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from html.parser import HTMLParser
 from pathlib import Path
@@ -290,6 +291,75 @@ def test_timeout_and_retries(tmp_path, mock):
     lines = {line["test_id"]: line for line in lines_of(run_dir / "a" / "openai-compatible_m1" / "qa" /
                                                          "results.jsonl")}
     assert lines["q0"]["status"] == "failed" and lines["q0"]["attempts"] == 2  # retried, then answered
+
+
+
+def test_a_run_without_a_plan_starts_before_the_plan_is_whole(tmp_path, mock):
+    """``fleet.run`` plans one repository at a time while the first cells run: the first cell
+    starts before the later repositories are planned; the results, the status and the
+    ``start`` event (once the plan is whole) count every cell."""
+    from harness.fleet import execute
+
+    server = mock()
+    names = ("a", "b", "c")
+    make_repos(tmp_path, names=names)
+    doc = manifest_doc(server.base_url, repositories=[{"repo_id": n, "path": n} for n in names])
+    order: list[str] = []
+    planned = execute.FleetPlanner.step
+
+    def step(self):
+        cells = planned(self)
+        order.append(f"planned {cells[0].repo.repo_id}" if cells else "planned none")
+        return cells
+
+    def on_event(kind, data):
+        if kind == "cell-start":
+            order.append(f"cell-start {data['cell'].key}")
+        elif kind == "start":
+            order.append(f"start {data['todo']}/{data['total']}")
+
+    execute.FleetPlanner.step = step
+    try:
+        results, run_dir = run_fleet(tmp_path, doc, on_event=on_event, parallel_cells=1)
+    finally:
+        execute.FleetPlanner.step = planned
+    assert order[0] == "planned a" and order[1] == "cell-start a|openai-compatible:m1|qa"
+    assert order.index("planned c") < order.index("start 6/6") < order.index("cell-start c|openai-compatible:m1|qa")
+    assert [c["repo_id"] for c in results["cells"]] == ["a", "a", "b", "b", "c", "c"]
+    assert results["state"] == "completed" and results["summary"]["total_tests"] == 24
+    status = json.loads((run_dir / "status.json").read_text())
+    assert (status["cells_total"], status["tests_total"], status["cells_done"]) == (6, 24, 6)
+
+
+def test_a_repository_to_clone_is_planned_off_the_event_loop(tmp_path, mock):
+    server = mock()
+    make_repos(tmp_path, names=("a",))
+    source = tmp_path / "origin"
+    (source / "datasets").mkdir(parents=True)
+    (source / "datasets" / "qa.yaml").write_text(yaml.safe_dump(dataset()))
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@e"}
+    for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "one"]):
+        subprocess.run(["git", *args], cwd=source, check=True, env=env)
+    doc = manifest_doc(server.base_url, repositories=[{"repo_id": "a", "path": "a"},
+                                                      {"repo_id": "remote", "git_url": source.as_uri()}])
+    from harness.fleet import execute
+
+    threads: dict[str, str] = {}
+    planned = execute.FleetPlanner.step
+
+    def step(self):
+        cells = planned(self)
+        threads[cells[0].repo.repo_id] = threading.current_thread().name
+        return cells
+
+    execute.FleetPlanner.step = step
+    try:
+        results, _ = run_fleet(tmp_path, doc)
+    finally:
+        execute.FleetPlanner.step = planned
+    assert threads["a"] == threading.main_thread().name != threads["remote"]
+    assert results["state"] == "completed" and {c["repo_id"] for c in results["cells"]} == {"a", "remote"}
 
 
 def test_continue_on_failure(tmp_path, mock):

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.fleet.execute import (DEFAULT_CONCURRENCY, DEFAULT_PARALLEL_CELLS, MANIFEST_FILE, RESULTS_FILE,
-                                   STATUS_FILE, TERMINAL_STATES, FleetExecution, FleetPlan, load_run_manifest,
-                                   now_iso, plan_fleet, write_json_atomic, write_status)
+                                   STATUS_FILE, TERMINAL_STATES, FleetExecution, FleetPlan, FleetPlanner,
+                                   load_run_manifest, now_iso, plan_fleet, write_json_atomic, write_status)
 from harness.fleet.manifest import Manifest, ManifestError, load_manifest, run_id_for
 from harness.gc_tuning import fewer_collections
 
@@ -152,11 +152,12 @@ def execute_run_dir(run_dir: Path, *, client: Any = None, control: Any = None,
                  stopped_reason=None, error=None)
     try:
         with fewer_collections():
-            plan = plan or plan_fleet(manifest)
-            runner = FleetExecution(run_dir, plan, saved["run_id"], client=client, control=control,
+            # Without a plan, the run plans as it goes: the first cells start at once.
+            planner = FleetPlanner(manifest) if plan is None else None
+            runner = FleetExecution(run_dir, plan or planner.plan, saved["run_id"], client=client, control=control,
                                     concurrency=int(execution.get("concurrency") or DEFAULT_CONCURRENCY),
                                     parallel_cells=int(execution.get("parallel_cells") or DEFAULT_PARALLEL_CELLS),
-                                    on_event=on_event)
+                                    on_event=on_event, planner=planner)
             return asyncio.run(runner.run())
     except BaseException as exc:
         if _status_of(run_dir).get("state") == "running":

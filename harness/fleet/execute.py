@@ -15,14 +15,17 @@ A run lives in ``<base_dir>/<run_id>/``:
 
 Dataset cells send their requests through one shared :class:`~harness.engine.Engine` (one
 event loop, one client per provider, one AIMD limit per provider); suite cells run the
-scenario runner in a worker thread. Up to ``parallel_cells`` cells run at once. Killing the
-process loses at most the answers in flight: ``resume`` re-plans the same cells, skips the
-completed ones, and completes the others from their ``results.jsonl``.
+scenario runner in a worker thread. Up to ``parallel_cells`` cells run at once; without a
+plan given, the run plans the repositories one at a time (:class:`FleetPlanner`) while the
+first cells already run, and writes the totals into ``status.json`` once the plan is whole.
+Killing the process loses at most the answers in flight: ``resume`` re-plans the same cells,
+skips the completed ones, and completes the others from their ``results.jsonl``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import datetime as _dt
 import json
 import os
@@ -145,21 +148,41 @@ def resolve_repository(repo: Repository, *, clone: bool = True) -> tuple[Reposit
         return repo, str(exc)
 
 
-@fewer_collections()
-def plan_fleet(manifest: Manifest, *, clone: bool = True) -> FleetPlan:
-    """Every cell of the manifest, in manifest order (repository, then provider, then profile),
-    with the dataset each dataset profile resolves to in its repository and the tests it plans.
-    Problems (a repository that is not there, a dataset not found, a suite unknown) are
-    collected, each naming the repository and profile, not raised."""
-    from harness.datasets.format import DatasetError, builtin_names
-    from harness.datasets.run import apply_settings, sample_cases
+class FleetPlanner:
+    """Plans a manifest one repository at a time, in manifest order: :meth:`step` plans the
+    next repository and returns its cells, which are also appended to :attr:`plan`. A running
+    fleet starts on the first repositories' cells while the others are planned
+    (:class:`FleetExecution`); :func:`plan_fleet` plans them all at once."""
 
-    datasets = _Datasets()
-    plan = FleetPlan(manifest, [], datasets=datasets)
-    builtins = set(builtin_names())
-    suites: dict[tuple[str, str, tuple[str, ...]], Any] = {}
-    for i, repo in enumerate(manifest.repositories):
-        repo, problem = resolve_repository(repo, clone=clone)
+    def __init__(self, manifest: Manifest, *, clone: bool = True) -> None:
+        from harness.datasets.format import builtin_names
+
+        self.plan = FleetPlan(manifest, [], datasets=_Datasets())
+        self.clone = clone
+        self._builtins = set(builtin_names())
+        self._suites: dict[tuple[str, str, tuple[str, ...]], Any] = {}
+        self._next = 0
+
+    @property
+    def done(self) -> bool:
+        return self._next >= len(self.plan.manifest.repositories)
+
+    @property
+    def next_clones(self) -> bool:
+        """Whether the next :meth:`step` clones its repository (a ``git_url`` without a path)."""
+        return not self.done and self.clone and self.plan.manifest.repositories[self._next].path is None
+
+    def step(self) -> list[FleetCell]:
+        """Plan the next repository; its cells (none once :attr:`done`)."""
+        from harness.datasets.format import DatasetError
+        from harness.datasets.run import apply_settings, sample_cases
+
+        if self.done:
+            return []
+        plan, manifest = self.plan, self.plan.manifest
+        i = self._next
+        self._next += 1
+        repo, problem = resolve_repository(manifest.repositories[i], clone=self.clone)
         manifest.repositories[i] = repo
         if problem:
             plan.problems.append(f"repositories[{i}] ({repo.repo_id}): {problem}")
@@ -170,13 +193,13 @@ def plan_fleet(manifest: Manifest, *, clone: bool = True) -> FleetPlan:
             planned: list[tuple[str, str]] = []
             cell_problem = problem
             if profile.kind == "dataset" and not problem:
-                lookup = find_dataset(repo.path, profile.dataset or name, manifest.root, builtins)
+                lookup = find_dataset(repo.path, profile.dataset or name, manifest.root, self._builtins)
                 if lookup.ref is None:
                     cell_problem = (f"dataset {profile.dataset!r} of profile {name!r} not found for repository "
                                     f"{repo.repo_id}; looked in: " + "; ".join(lookup.looked))
                 else:
                     try:
-                        dataset = datasets.get(lookup.ref)
+                        dataset = plan.datasets.get(lookup.ref)
                     except DatasetError as exc:
                         cell_problem = f"profile {name!r}, repository {repo.repo_id}: {exc}"
                     else:
@@ -185,9 +208,9 @@ def plan_fleet(manifest: Manifest, *, clone: bool = True) -> FleetPlan:
                         planned = [(f"{c.id}#{r}", c.category) for c in cases for r in range(c.repeat)]
             elif profile.kind == "suite" and not problem:
                 key = (str(suites_dir_for(repo)), profile.suite or "", profile.scenarios)
-                if key not in suites:
-                    suites[key] = _suite_tests(repo, profile)
-                found = suites[key]
+                if key not in self._suites:
+                    self._suites[key] = _suite_tests(repo, profile)
+                found = self._suites[key]
                 if isinstance(found, str):
                     cell_problem = f"profile {name!r}, repository {repo.repo_id}: {found}"
                 else:
@@ -196,10 +219,22 @@ def plan_fleet(manifest: Manifest, *, clone: bool = True) -> FleetPlan:
             if cell_problem and cell_problem != problem:
                 plan.problems.append(cell_problem)
             resolved.append((profile, lookup, planned, cell_problem))
-        for target in manifest.targets:
-            for profile, lookup, planned, cell_problem in resolved:
-                plan.cells.append(FleetCell(repo, target, profile, lookup, list(planned), cell_problem))
-    return plan
+        cells = [FleetCell(repo, target, profile, lookup, list(planned), cell_problem)
+                 for target in manifest.targets for profile, lookup, planned, cell_problem in resolved]
+        plan.cells.extend(cells)
+        return cells
+
+
+@fewer_collections()
+def plan_fleet(manifest: Manifest, *, clone: bool = True) -> FleetPlan:
+    """Every cell of the manifest, in manifest order (repository, then provider, then profile),
+    with the dataset each dataset profile resolves to in its repository and the tests it plans.
+    Problems (a repository that is not there, a dataset not found, a suite unknown) are
+    collected, each naming the repository and profile, not raised."""
+    planner = FleetPlanner(manifest, clone=clone)
+    while not planner.done:
+        planner.step()
+    return planner.plan
 
 
 def _suite_tests(repo: Repository, profile: Profile) -> list[str] | str:
@@ -384,11 +419,16 @@ class FleetExecution:
     def __init__(self, run_dir: Path, plan: FleetPlan, run_id: str, *, client: Any = None,
                  control: Any = None, concurrency: int = DEFAULT_CONCURRENCY,
                  parallel_cells: int = DEFAULT_PARALLEL_CELLS,
-                 on_event: Callable[[str, dict[str, Any]], None] | None = None) -> None:
+                 on_event: Callable[[str, dict[str, Any]], None] | None = None,
+                 planner: FleetPlanner | None = None) -> None:
+        """``plan``: every cell, or, with ``planner``, ``planner.plan`` as planned so far: the
+        run then plans the remaining repositories while the first cells run, and its
+        ``start`` event (with the totals) comes once the plan is whole."""
         from harness.control import BatchControl
 
         self.run_dir = run_dir
         self.plan = plan
+        self.planner = planner
         self.manifest = plan.manifest
         self.run_id = run_id
         self.client = client
@@ -583,19 +623,58 @@ class FleetExecution:
         """Run every cell not completed yet, then write the artifacts; the fleet results."""
         from harness.engine import Engine, EngineOptions
 
-        todo = [c for c in self.plan.cells if self.done_log.get(c.key, {}).get("state") != "completed"]
-        self.cells_done = len(self.plan.cells) - len(todo)
-        self._status(True, state="running", pid=os.getpid(), cells_total=len(self.plan.cells),
-                     tests_total=self.plan.planned_tests)
-        self._event("start", todo=len(todo), total=len(self.plan.cells))
+        queue: collections.deque[FleetCell] = collections.deque()
+        todo = 0
+
+        def add(cells: list[FleetCell]) -> None:
+            nonlocal todo
+            for cell in cells:
+                if self.done_log.get(cell.key, {}).get("state") == "completed":
+                    self.cells_done += 1
+                else:
+                    queue.append(cell)
+                    todo += 1
+
+        def started() -> None:
+            self._status(True, state="running", pid=os.getpid(), cells_total=len(self.plan.cells),
+                         tests_total=self.plan.planned_tests)
+            self._event("start", todo=todo, total=len(self.plan.cells))
+
+        add(self.plan.cells)
+        planning: asyncio.Future[None] | None = None
+        more = asyncio.Event()  # set when the planner has added cells, or has ended
+        if self.planner is not None and not self.planner.done:
+            planner = self.planner
+
+            async def plan_the_rest() -> None:
+                # One repository at a time, the loop sending and receiving in between; a clone
+                # (a subprocess to wait for) in a worker thread.
+                try:
+                    while True:
+                        add(await asyncio.to_thread(planner.step) if planner.next_clones else planner.step())
+                        more.set()
+                        if planner.done:
+                            break
+                        await asyncio.sleep(0)
+                    started()
+                finally:
+                    more.set()
+
+            planning = asyncio.ensure_future(plan_the_rest())
+        else:
+            started()
         engine = Engine(EngineOptions(concurrency=self.concurrency, max_attempts=self.manifest.max_attempts,
                                       timeout_s=self.manifest.test_timeout_s or DEFAULT_TIMEOUT_S))
-        queue = list(todo)
-        queue.reverse()
 
         async def worker() -> None:
-            while queue and not self.control.stopping:
-                cell = queue.pop()
+            while not self.control.stopping:
+                if not queue:
+                    if planning is None or planning.done():
+                        return
+                    more.clear()
+                    await more.wait()
+                    continue
+                cell = queue.popleft()
                 result = await self._run_cell(cell, engine)
                 self._stop_if_failed(result, engine)  # at once, not when its runs are stored
                 if result.storing is not None:
@@ -603,11 +682,14 @@ class FleetExecution:
                 else:
                     self._cell_ended(result, engine)
 
+        slots = self.parallel_cells if planning is not None else min(self.parallel_cells, todo) or 1
         try:
-            await asyncio.gather(*(worker() for _ in range(min(self.parallel_cells, len(todo)) or 1)))
+            await asyncio.gather(*(worker() for _ in range(slots)))
         finally:
             await engine.aclose()
             await asyncio.gather(*self._recording, return_exceptions=True)
+            if planning is not None:
+                await planning  # the whole plan, for the results (a stopped fleet's cells are skipped)
         state = "completed"
         reason = None
         if self.failed is not None:
