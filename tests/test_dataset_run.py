@@ -531,9 +531,9 @@ def test_every_cell_is_on_disk_as_soon_as_it_is_reported(tmp_path, mock_server):
     out = tmp_path / "out"
     on_disk = []
 
-    def on_cell(cell):  # called right after the cell is appended: it must already be readable
+    def on_cell(cell):  # called once the cell is appended (cells recorded together, flushed once)
         lines, _ = read_results(out / "results.jsonl")
-        on_disk.append(bool(lines) and lines[-1]["run_id"] == cell["run_id"])
+        on_disk.append(cell["run_id"] in {line["run_id"] for line in lines})
 
     run_now(options(write_dataset(tmp_path / "d.json"), out, targets_of(mock), repeat=2), on_cell=on_cell)
     assert on_disk == [True] * 10
@@ -602,10 +602,10 @@ def test_a_failure_to_record_an_answer_stops_the_run_and_is_raised(tmp_path, mon
                           [parse_target("openai-compatible:m", base_url="http://127.0.0.1:9/v1")], concurrency=1))
     real_append = run_module.ResultsLog.append
 
-    def append(self, cell):
+    def append(self, cell, flush=True):
         if cell["test_id"] == "q2":
             raise OSError(28, "No space left on device")
-        real_append(self, cell)
+        real_append(self, cell, flush)
 
     monkeypatch.setattr(run_module.ResultsLog, "append", append)
 
@@ -620,6 +620,37 @@ def test_a_failure_to_record_an_answer_stops_the_run_and_is_raised(tmp_path, mon
         asyncio.run(main())
     assert [c["test_id"] for c in lines_of(tmp_path / "out")] == ["q0", "q1"]
     assert len([e for e in events if e.startswith("sent")]) < 6  # stopped, not run to the end
+
+def test_answers_recorded_together_are_flushed_once(tmp_path, monkeypatch):
+    """Answers that come back in one turn of the event loop are written, flushed once, then
+    reported (each reported cell is on disk: test_every_cell_is_on_disk_as_soon_as_it_is_reported)."""
+    import harness.datasets.run as run_module
+
+    cases = [{"id": f"q{i}", "prompt": f"question {i}", "expected": "4"} for i in range(6)]
+    run = prepare(options(write_dataset(tmp_path / "d.json", cases), tmp_path / "out",
+                          [parse_target("openai-compatible:m", base_url="http://127.0.0.1:9/v1")], concurrency=3))
+    flushes: list[int] = []
+    real_flush = run_module.ResultsLog.flush
+
+    def flush(self):
+        flushes.append(len(lines_of(tmp_path / "out")))
+        real_flush(self)
+
+    monkeypatch.setattr(run_module.ResultsLog, "flush", flush)
+
+    async def main():
+        from harness.engine import Engine, EngineOptions
+
+        engine = Engine(EngineOptions(concurrency=3), provider_factory=lambda target, size: _OrderedProvider([]))
+        try:
+            return await execute(run, engine=engine)
+        finally:
+            await engine.aclose()
+
+    asyncio.run(main())
+    assert sorted(c["test_id"] for c in lines_of(tmp_path / "out")) == [f"q{i}" for i in range(6)]
+    assert 0 < len(flushes) < 6
+
 
 def test_read_results_keeps_the_whole_lines_before_a_torn_one(tmp_path):
     from harness.datasets.run import read_results

@@ -227,3 +227,23 @@ def test_claude_code_output_tells_a_provider_failure_from_the_agents(text, infra
     from harness.agents.claude_code import provider_failure
 
     assert (provider_failure(f"some output\n{text}\n") is not None) is infra
+
+
+def test_run_ids_are_unique_and_a_forked_child_draws_its_own():
+    import os
+
+    from harness.results.records import new_run_id
+
+    ids = {new_run_id() for _ in range(20_000)}
+    assert len(ids) == 20_000
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its next ids, to the parent
+        os.write(write, " ".join(new_run_id()[-8:] for _ in range(5)).encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    child = os.read(read, 4096).decode().split()
+    os.close(read)
+    mine = [new_run_id()[-8:] for _ in range(5)]
+    assert len(child) == 5 and child != mine

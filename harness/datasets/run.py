@@ -174,7 +174,8 @@ def cell_key(cell: dict[str, Any]) -> str:
 
 
 class ResultsLog:
-    """Appends one JSON line per finished cell and flushes it at once."""
+    """Appends one JSON line per finished cell and flushes it at once (or, with
+    ``flush=False``, at the next :meth:`flush`: lines recorded together, flushed once)."""
 
     def __init__(self, path: Path, keep_bytes: int | None) -> None:
         self.path = path
@@ -184,8 +185,12 @@ class ResultsLog:
         self._file = open(path, "a", encoding="utf-8")
         self._dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
-    def append(self, cell: dict[str, Any]) -> None:
+    def append(self, cell: dict[str, Any], flush: bool = True) -> None:
         self._file.write(self._dumps(cell) + "\n")
+        if flush:
+            self._file.flush()
+
+    def flush(self) -> None:
         self._file.flush()
 
     def close(self, sync: bool = True) -> None:
@@ -531,18 +536,23 @@ class CellRecorder:
         return cell
 
     def record(self, outcome: Outcome, graded: Any) -> dict[str, Any]:
+        cell = self._write(outcome, graded, flush=True)
+        if self.on_cell is not None:
+            self.on_cell(cell)
+        return cell
+
+    def _write(self, outcome: Outcome, graded: Any, flush: bool) -> dict[str, Any]:
+        """Append the cell of ``outcome`` to results.jsonl (flushed, or left for a later flush)."""
         planned: PlannedCell = outcome.job.payload
         cell = self.cell_of(planned, outcome, graded)
         previous = self.run.previous.get(planned.key)
         if previous is not None:
             cell["retry_of"] = previous.get("run_id")
-        self.log.append(cell)
+        self.log.append(cell, flush)
         if cell["status"] == "error":
             self.errors += 1
             if self.first_error is None:
                 self.first_error = f"{cell['test_id']}: {cell['error']}"
-        if self.on_cell is not None:
-            self.on_cell(cell)
         return cell
 
     def grade_now(self, outcome: Outcome) -> Any:
@@ -567,12 +577,24 @@ class CellRecorder:
             asyncio.get_running_loop().call_soon(self._record_queued)
 
     def _record_queued(self) -> None:
-        while self._queued and self._failure is None:
-            outcome = self._queued.popleft()
-            try:
-                self.record(outcome, self.grade_now(outcome))
-            except BaseException as exc:  # noqa: BLE001 - raised by the next call and by drain()
-                self._failure = exc
+        # The lines of the answers queued together are flushed once, and only then reported:
+        # a cell reported is on disk.
+        written: list[dict[str, Any]] = []
+        try:
+            while self._queued and self._failure is None:
+                outcome = self._queued.popleft()
+                written.append(self._write(outcome, self.grade_now(outcome), flush=False))
+        except BaseException as exc:  # noqa: BLE001 - raised by the next call and by drain()
+            self._failure = exc
+        try:
+            if written:
+                self.log.flush()
+        except BaseException as exc:  # noqa: BLE001 - as above; nothing of this batch is reported
+            self._failure = self._failure or exc
+            return
+        if self.on_cell is not None:
+            for cell in written:
+                self.on_cell(cell)
 
     def drain(self) -> None:
         """Record the answers still queued; raise what recording failed with, if it did."""

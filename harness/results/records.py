@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-import secrets
+import os
+import random
 import string
 import time
 from dataclasses import dataclass, field
@@ -15,13 +16,21 @@ FailureClass = Literal["agent", "validation", "judge", "infra", "harness"]
 _BASE36 = string.digits + string.ascii_lowercase
 
 
+# Ids must be unique, not unpredictable: a generator seeded from the system's randomness once
+# (and again in a forked child) draws them without a system call each (which would also let
+# go of the interpreter lock once per id, on a fleet's event loop once per answer).
+_IDS = random.Random()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_IDS.seed)
+
+
 def _rand36(n: int) -> str:
     # n base-36 digits of one random integer (uniform: 36**n divides no power of two, so
     # the few top values are rejected and drawn again).
     limit = 36 ** n
     bits = limit.bit_length()
     while True:
-        value = secrets.randbits(bits)
+        value = _IDS.getrandbits(bits)
         if value < limit:
             break
     digits = []
