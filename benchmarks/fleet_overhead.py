@@ -16,7 +16,8 @@ before the clock starts. The fleet's clock covers the whole of ``fleet.run`` (re
 manifest, planning, the cells, the artifacts, the fleet's batch); the baseline's starts once its
 jobs are built. Overhead = (fleet wall - baseline wall) / fleet wall, from the medians; client
 CPU is the child's user + system time while it runs, per request; the mean latency of the requests
-(``Engine.request``, from its start to its outcome) is noted in both. The children send through
+(``Engine.request``, from its start to its outcome) is noted in both, and so are the time from
+the clock's start to the first request and from the last answer to the end. The children send through
 the default transport (the SDKs' aiohttp), whatever ``ZE_BENCHMARKS_HTTP_TRANSPORT`` says.
 ``--phases`` adds one more fleet run, apart from the measured ones, with the wall time (and
 thread CPU) of each step of a cell added up.
@@ -123,21 +124,26 @@ def _usage() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def _record_latencies() -> list[float]:
+def _record_latencies() -> tuple[list[float], list[float]]:
     """Wrap ``Engine.request`` to note each request's latency (ms, its attempts and waits for a
-    slot included); the list fills as the requests end."""
+    slot included; the first list fills as the requests end) and, in the second list, when the
+    first request started and the last one ended (``time.perf_counter``)."""
     from harness.engine import Engine
 
     latencies: list[float] = []
+    span: list[float] = []
     original = Engine.request
 
     async def request(self, job):
+        if not span:
+            span[:] = [time.perf_counter(), 0.0]
         outcome = await original(self, job)
         latencies.append(outcome.elapsed_ms)
+        span[1] = time.perf_counter()
         return outcome
 
     Engine.request = request
-    return latencies
+    return latencies, span
 
 
 def _common_imports() -> None:
@@ -198,11 +204,12 @@ def child_fleet(manifest_path: str, out: str, parallel_cells: int, phases: bool 
     from harness.results import open_client
 
     totals = _time_phases() if phases else None
-    latencies = _record_latencies()
+    latencies, span = _record_latencies()
     client = open_client(db_path=str(Path(out) / "bench.db"), spool_dir=str(Path(out) / "spool"))
     t0, c0 = time.perf_counter(), _usage()
     results = fleet.run(manifest_path, client=client, output=str(Path(out) / "runs"), parallel_cells=parallel_cells)
-    wall, cpu = time.perf_counter() - t0, _usage() - c0
+    t1, cpu = time.perf_counter(), _usage() - c0
+    wall = t1 - t0
     summary = results["summary"]
     run_dir = Path(out) / "runs" / results["run_id"]
     artifacts = sorted(str(p.relative_to(run_dir)) for p in run_dir.iterdir()
@@ -215,7 +222,7 @@ def child_fleet(manifest_path: str, out: str, parallel_cells: int, phases: bool 
     return {"wall": wall, "cpu": cpu, "requests": summary["total_tests"], "passed": summary["total_succeeded"],
             "state": results["state"], "cells": len(results.get("cells") or []), "artifacts": artifacts,
             "stored": stored, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-            "phases": totals, "latency_ms": statistics.mean(latencies)}
+            "phases": totals, "latency_ms": statistics.mean(latencies), "head": span[0] - t0, "tail": t1 - span[1]}
 
 
 def child_baseline(manifest_path: str, parallel_cells: int) -> dict:
@@ -263,13 +270,13 @@ def child_baseline(manifest_path: str, parallel_cells: int) -> dict:
         finally:
             await engine.aclose()
 
-    latencies = _record_latencies()
+    latencies, span = _record_latencies()
     t0, c0 = time.perf_counter(), _usage()
     asyncio.run(main())
-    wall, cpu = time.perf_counter() - t0, _usage() - c0
-    return {"wall": wall, "cpu": cpu, "requests": sum(len(j) for _, j in cells), "passed": answered,
+    t1, cpu = time.perf_counter(), _usage() - c0
+    return {"wall": t1 - t0, "cpu": cpu, "requests": sum(len(j) for _, j in cells), "passed": answered,
             "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-            "latency_ms": statistics.mean(latencies)}
+            "latency_ms": statistics.mean(latencies), "head": span[0] - t0, "tail": t1 - span[1]}
 
 
 def child_plan(manifest_path: str, profile: bool) -> dict:
@@ -393,6 +400,12 @@ def overhead(args: argparse.Namespace, tmp: Path, env_note: list[str]) -> list[t
          f"{statistics.median(s['latency_ms'] for s in fleets):.1f} / "
          f"{statistics.median(s['latency_ms'] for s in bases):.1f} ms  (the mock answers after "
          f"{args.delay_ms:g} ms)"),
+        ("start to first request / last answer to end, fleet (medians)",
+         f"{statistics.median(s['head'] for s in fleets) * 1000:.0f} / "
+         f"{statistics.median(s['tail'] for s in fleets) * 1000:.0f} ms"),
+        ("start to first request / last answer to end, baseline (medians)",
+         f"{statistics.median(s['head'] for s in bases) * 1000:.0f} / "
+         f"{statistics.median(s['tail'] for s in bases) * 1000:.0f} ms"),
         ("fleet client CPU per request (median)", f"{cpu_fleet:.2f} ms"),
         ("baseline client CPU per request (median)", f"{cpu_base:.2f} ms"),
         ("fleet peak RSS (median)", f"{statistics.median(s['rss_mb'] for s in fleets):.0f} MB"),
