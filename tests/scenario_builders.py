@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shlex
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -81,3 +83,12 @@ def use_local_store(monkeypatch, root: Path, suites: Path | None = None) -> None
     monkeypatch.setenv("ZE_BENCHMARKS_WORKSPACES_DIR", str(root / "workspaces"))
     if suites is not None:
         monkeypatch.setenv("ZE_BENCHMARKS_SUITES_DIR", str(suites))
+
+
+def git_repository(source: Path) -> Path:
+    """``source`` (its files already written) made a git repository of one commit."""
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@e"}
+    for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "one"]):
+        subprocess.run(["git", *args], cwd=source, check=True, env=env)
+    return source

@@ -18,7 +18,7 @@ from harness.fleet import ManifestError, load_manifest, plan_fleet
 from harness.fleet.execute import estimate
 from harness.fleet.manifest import DATASET_PLACES, agent_for, find_dataset, parse_manifest, run_id_for
 from harness.providers.registry import parse_target
-from scenario_builders import make_scenario
+from scenario_builders import git_repository, make_scenario
 
 BENCH = os.path.join(os.path.dirname(sys.executable), "bench")
 
@@ -250,10 +250,7 @@ def test_git_url_is_cloned_shallowly_into_the_cache(tmp_path):
     source = tmp_path / "origin"
     (source / "datasets").mkdir(parents=True)
     (source / "datasets" / "qa.json").write_text(json.dumps(DATASET))
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@e"}
-    for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "one"]):
-        subprocess.run(["git", *args], cwd=source, check=True, env=env)
+    git_repository(source)
     doc = minimal(repositories=[{"repo_id": "remote", "git_url": source.as_uri(), "scenarios": ["qa"]}])
     plan = plan_fleet(parse_manifest(doc, root=tmp_path))
     assert plan.problems == []

@@ -22,7 +22,7 @@ import yaml
 from harness import fleet
 from harness.fleet.manifest import parse_manifest
 from harness.fleet.metrics import SUMMARY_METRICS
-from scenario_builders import make_scenario
+from scenario_builders import git_repository, make_scenario
 from test_dataset_run import env, mock_server
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -294,7 +294,7 @@ def test_timeout_and_retries(tmp_path, mock):
 
 
 
-def test_a_run_without_a_plan_starts_before_the_plan_is_whole(tmp_path, mock):
+def test_a_run_without_a_plan_starts_before_the_plan_is_whole(tmp_path, mock, monkeypatch):
     """``fleet.run`` plans one repository at a time while the first cells run: the first cell
     starts before the later repositories are planned; the results, the status and the
     ``start`` event (once the plan is whole) count every cell."""
@@ -318,11 +318,8 @@ def test_a_run_without_a_plan_starts_before_the_plan_is_whole(tmp_path, mock):
         elif kind == "start":
             order.append(f"start {data['todo']}/{data['total']}")
 
-    execute.FleetPlanner.step = step
-    try:
-        results, run_dir = run_fleet(tmp_path, doc, on_event=on_event, parallel_cells=1)
-    finally:
-        execute.FleetPlanner.step = planned
+    monkeypatch.setattr(execute.FleetPlanner, "step", step)
+    results, run_dir = run_fleet(tmp_path, doc, on_event=on_event, parallel_cells=1)
     assert order[0] == "planned a" and order[1] == "cell-start a|openai-compatible:m1|qa"
     assert order.index("planned c") < order.index("start 6/6") < order.index("cell-start c|openai-compatible:m1|qa")
     assert [c["repo_id"] for c in results["cells"]] == ["a", "a", "b", "b", "c", "c"]
@@ -331,16 +328,13 @@ def test_a_run_without_a_plan_starts_before_the_plan_is_whole(tmp_path, mock):
     assert (status["cells_total"], status["tests_total"], status["cells_done"]) == (6, 24, 6)
 
 
-def test_a_repository_to_clone_is_planned_off_the_event_loop(tmp_path, mock):
+def test_a_repository_to_clone_is_planned_off_the_event_loop(tmp_path, mock, monkeypatch):
     server = mock()
     make_repos(tmp_path, names=("a",))
     source = tmp_path / "origin"
     (source / "datasets").mkdir(parents=True)
     (source / "datasets" / "qa.yaml").write_text(yaml.safe_dump(dataset()))
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@e"}
-    for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "one"]):
-        subprocess.run(["git", *args], cwd=source, check=True, env=env)
+    git_repository(source)
     doc = manifest_doc(server.base_url, repositories=[{"repo_id": "a", "path": "a"},
                                                       {"repo_id": "remote", "git_url": source.as_uri()}])
     from harness.fleet import execute
@@ -353,11 +347,8 @@ def test_a_repository_to_clone_is_planned_off_the_event_loop(tmp_path, mock):
         threads[cells[0].repo.repo_id] = threading.current_thread().name
         return cells
 
-    execute.FleetPlanner.step = step
-    try:
-        results, _ = run_fleet(tmp_path, doc)
-    finally:
-        execute.FleetPlanner.step = planned
+    monkeypatch.setattr(execute.FleetPlanner, "step", step)
+    results, _ = run_fleet(tmp_path, doc)
     assert threads["a"] == threading.main_thread().name != threads["remote"]
     assert results["state"] == "completed" and {c["repo_id"] for c in results["cells"]} == {"a", "remote"}
 
