@@ -676,7 +676,7 @@ def test_importing_the_package_does_not_import_grading_reports_or_runs():
     code = ("import sys, harness.datasets; "
             "print(sorted(m for m in sys.modules if m.startswith('harness.datasets.')))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['harness.datasets.format']"
+    assert out.strip() == "['harness.datasets.format', 'harness.datasets.quick_yaml']"
 
 
 def test_yaml_and_json_write_the_same_document():

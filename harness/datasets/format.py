@@ -60,6 +60,7 @@ from typing import Any, Callable
 
 import yaml
 
+from harness.datasets.quick_yaml import QuickReader
 from harness.jsonschemas import SchemaIssue, load_schema, validate_long_list
 
 #: File extension -> how the file is read.
@@ -256,6 +257,8 @@ def _resolve_tag(self: Any, kind: Any, value: str, implicit: tuple[bool, bool]) 
 
 _PLAIN_TAGS: dict[str, str] = {}  # plain scalar -> its tag (the loader's resolvers never change)
 _YamlLoader.resolve = _resolve_tag  # type: ignore[method-assign]
+# The same data as _YamlLoader for plain files, built by a compiled reader (None: left to _YamlLoader).
+_QUICK = QuickReader(_YamlLoader.yaml_implicit_resolvers)
 
 
 def _read_text(path: Path, data: bytes | None = None) -> str:
@@ -314,6 +317,10 @@ def _construct_plain(loader: Any, root: yaml.Node) -> Any:
 
 
 def _read_yaml(path: Path, text: str) -> Any:
+    quick = _QUICK.read(text)
+    # A top-level version written as a number keeps its spelling (below): the loader's nodes have it.
+    if quick is not None and not (isinstance(quick[0], dict) and type(quick[0].get("version")) in (int, float)):
+        return quick[0]
     loader = _YamlLoader(text)
     try:
         node = loader.get_single_node()
@@ -962,9 +969,10 @@ def _cache_salt() -> str | None:
 
 
 def _check_sources() -> list[Path]:
-    """The modules whose code decides whether a dataset passes: this one and the assertions'."""
+    """The modules whose code decides whether a dataset passes, and what it reads as: this one,
+    the assertions' and the quick YAML reader."""
     here = Path(__file__).resolve().parent
-    return [here / "format.py", here / "assertions.py"]
+    return [here / "format.py", here / "assertions.py", here / "quick_yaml.py"]
 
 
 def _resolve_checked(document: dict[str, Any], source: str, digest: str | None) -> Dataset:
