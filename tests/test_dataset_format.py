@@ -731,6 +731,22 @@ def test_line_endings_and_a_byte_order_mark_read_the_same_cold_and_cached(tmp_pa
         "\n" if suffix == ".yaml" else "")]
     assert cold.digest == cached.digest
 
+def test_only_a_document_json_holds_exactly_is_kept(tmp_path, own_cache):
+    head = "name: qa\ntest_cases:\n  - id: a\n    prompt: p\n    metadata:\n"
+    files = {"plain": "      k: v\n      n: 2\n",  # read by the quick reader: kept without being read back
+             "number-key": "      1: v\n",  # JSON would make the key text: not kept
+             "infinity": "      x: .inf\n"}  # JSON has no infinity: not kept, whoever read it
+    entries = fmt.CheckedCache.default().directory
+    for name, metadata in files.items():
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(head + metadata)
+        before = len(list(entries.glob("*.json"))) if entries.exists() else 0
+        cold, again = fmt.load_file(path), fmt.load_file(path)
+        assert cold.cases[0].metadata == again.cases[0].metadata and cold.digest == again.digest
+        assert len(list(entries.glob("*.json"))) - before == (name == "plain"), name
+    assert fmt.load_file(tmp_path / "number-key.yaml").cases[0].metadata == {1: "v"}
+
+
 def test_a_changed_file_is_read_afresh_and_its_problems_reported(tmp_path, own_cache):
     path = _cached_dataset(tmp_path)
     fmt.load_file(path)

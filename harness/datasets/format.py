@@ -317,10 +317,16 @@ def _construct_plain(loader: Any, root: yaml.Node) -> Any:
 
 
 def _read_yaml(path: Path, text: str) -> Any:
+    return _read_yaml_plain(path, text)[0]
+
+
+def _read_yaml_plain(path: Path, text: str) -> tuple[Any, bool]:
+    """The document of ``text``, and whether it is plain JSON data (text keys; strings, numbers,
+    booleans, nulls, lists and mappings only), which only the quick reader knows."""
     quick = _QUICK.read(text)
     # A top-level version written as a number keeps its spelling (below): the loader's nodes have it.
     if quick is not None and not (isinstance(quick[0], dict) and type(quick[0].get("version")) in (int, float)):
-        return quick[0]
+        return quick[0], True
     loader = _YamlLoader(text)
     try:
         node = loader.get_single_node()
@@ -343,7 +349,7 @@ def _read_yaml(path: Path, text: str) -> Any:
             if (isinstance(key, yaml.ScalarNode) and key.value == "version"
                     and isinstance(value, yaml.ScalarNode) and value.tag in _YAML_NUMBERS):
                 data["version"] = value.value
-    return data
+    return data, False
 
 
 def _read_json(path: Path, text: str) -> Any:
@@ -428,22 +434,23 @@ def _csv_case(columns: list[str], row: list[str]) -> dict[str, Any]:
     return case
 
 
-def _read_document(path: Path, data: bytes | None = None) -> tuple[Any, list[int] | None]:
-    """The parsed document of ``path`` (``data``: its bytes, when already read) and, for .jsonl
-    and .csv, the line of each case."""
+def _read_document(path: Path, data: bytes | None = None) -> tuple[Any, list[int] | None, bool]:
+    """The parsed document of ``path`` (``data``: its bytes, when already read), for .jsonl and
+    .csv the line of each case, and whether the document is known to be plain JSON data (text
+    keys, JSON's types: read from .json, or by the quick YAML reader)."""
     kind = SUFFIXES.get(path.suffix.lower())
     if kind is None:
         raise DatasetError(str(path), [
             f"unsupported extension {path.suffix or '(none)'!r}: a dataset is .json, .yaml, .yml, .jsonl or .csv"])
     text = _read_text(path, data)
     if kind == "jsonl":
-        return _read_jsonl(path, text)
+        return (*_read_jsonl(path, text), False)
     if kind == "csv":
-        return _read_csv(path, text)
-    document = _read_yaml(path, text) if kind == "yaml" else _read_json(path, text)
+        return (*_read_csv(path, text), False)
+    document, plain = _read_yaml_plain(path, text) if kind == "yaml" else (_read_json(path, text), True)
     if document is None:
         raise DatasetError(str(path), ["empty file: expected a mapping with name and test_cases"])
-    return document, None
+    return document, None, plain
 
 
 # --- checking --------------------------------------------------------------------------------
@@ -842,7 +849,7 @@ def builtin_datasets() -> list[BuiltinInfo]:
     """The built-in datasets, sorted by name (their files read, not checked)."""
     infos = []
     for name, path in _builtin_files().items():
-        document, _ = _read_document(path)
+        document, _, _ = _read_document(path)
         document = document if isinstance(document, dict) else {}
         cases = document.get("test_cases")
         description = document.get("description")
@@ -878,9 +885,9 @@ def load_file(path: str | os.PathLike, *, source: str | None = None) -> Dataset:
         document, _, digest = cached
         dataset = _resolve_checked(document, str(path), digest)
     else:
-        document, lines = _read_document(path, data)
+        document, lines, plain = _read_document(path, data)
         # Taken before checking, which must not be able to change what is kept.
-        snapshot = cache.snapshot(document, lines) if key is not None else None
+        snapshot = cache.snapshot(document, lines, plain=plain) if key is not None else None
         dataset = parse_dataset(document, str(path), lines=lines)
         if snapshot is not None:
             cache.put(key, snapshot, dataset.digest)
@@ -934,13 +941,17 @@ class CheckedCache:
             return None
 
     @staticmethod
-    def snapshot(document: Any, lines: list[int] | None) -> str | None:
-        """The JSON text to keep, or None when JSON cannot represent the document exactly."""
+    def snapshot(document: Any, lines: list[int] | None, *, plain: bool = False) -> str | None:
+        """The JSON text to keep, or None when JSON cannot represent the document exactly.
+        ``plain``: the document is known to hold text keys and JSON's types only, so that the
+        text need not be read back to be compared (a NaN or an infinity is still refused)."""
         try:
             text = json.dumps({"document": document, "lines": lines}, ensure_ascii=False,
                               separators=(",", ":"), allow_nan=False)
         except (ValueError, TypeError):
             return None
+        if plain:
+            return text
         return text if json.loads(text)["document"] == document else None  # e.g. integer keys: not kept
 
     def put(self, key: str, text: str, digest: str) -> None:
