@@ -912,13 +912,19 @@ class CheckedCache:
 
     @classmethod
     def default(cls) -> "CheckedCache | None":
-        if os.environ.get("ZE_BENCHMARKS_DATASET_CACHE", "1").strip().lower() in ("0", "false", "no", "off"):
-            return None
-        if _cache_salt() is None:
-            return None
-        from harness.providers.cache import default_cache_dir
+        """The cache the environment names, or None (turned off, or the checks' code unreadable)."""
+        environ = os.environ
+        setting = (environ.get("ZE_BENCHMARKS_DATASET_CACHE"), environ.get("ZE_BENCHMARKS_CACHE_DIR"),
+                   environ.get("XDG_CACHE_HOME"), environ.get("HOME"), _cache_salt())
+        if _DEFAULT_CACHE and _DEFAULT_CACHE[0] == setting:  # asked once per file: the same answer
+            return _DEFAULT_CACHE[1]
+        cache = None
+        if (setting[0] or "1").strip().lower() not in ("0", "false", "no", "off") and setting[-1] is not None:
+            from harness.providers.cache import default_cache_dir
 
-        return cls(default_cache_dir() / "datasets")
+            cache = cls(default_cache_dir() / "datasets")
+        _DEFAULT_CACHE[:] = [setting, cache]
+        return cache
 
     @staticmethod
     def key_of(path: Path, data: bytes) -> str | None:
@@ -930,6 +936,10 @@ class CheckedCache:
         digest.update(path.suffix.lower().encode("utf-8") + b"\0")
         digest.update(data)
         return digest.hexdigest()
+
+    def has(self, key: str) -> bool:
+        """Whether there is an entry ``key``."""
+        return os.path.isfile(os.path.join(self.directory, f"{key}.json"))
 
     def get(self, key: str) -> tuple[Any, list[int] | None, str | None] | None:
         """(document, lines, digest) of the entry ``key``, or None."""
@@ -964,6 +974,9 @@ class CheckedCache:
             os.replace(tmp, self.directory / f"{key}.json")
         except (OSError, ValueError, TypeError):
             return
+
+
+_DEFAULT_CACHE: list[Any] = []  # [the environment it was made for, CheckedCache.default()]
 
 
 @lru_cache(maxsize=None)

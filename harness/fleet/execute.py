@@ -121,11 +121,14 @@ class _Datasets:
 
     def __init__(self) -> None:
         self._loaded: dict[str, Any] = {}
+        self.warming: Any = None  # a harness.datasets.warm.Warming checking some of the files elsewhere
 
     def get(self, ref: str) -> Any:
         if ref not in self._loaded:
             from harness.datasets.format import load_dataset
 
+            if self.warming is not None and self.warming.covers(ref):
+                self.warming.wait()  # then the file is cached (or fails here, and says why)
             self._loaded[ref] = load_dataset(ref)
         return self._loaded[ref]
 
@@ -161,7 +164,39 @@ class FleetPlanner:
         self.clone = clone
         self._builtins = set(builtin_names())
         self._suites: dict[tuple[str, str, tuple[str, ...]], Any] = {}
+        self._lookups: dict[tuple[int, str], DatasetLookup] = {}  # (repository index, profile) -> its dataset
         self._next = 0
+
+    def _lookup(self, i: int, repo: Repository, name: str, profile: Profile) -> DatasetLookup:
+        lookup = self._lookups.pop((i, name), None)
+        if lookup is None:
+            lookup = find_dataset(repo.path, profile.dataset or name, self.plan.manifest.root, self._builtins)
+        return lookup
+
+    def check_ahead(self) -> None:
+        """Find the dataset file of every dataset profile of every local repository now, and
+        have a child process check the later part of those no earlier check kept
+        (:mod:`harness.datasets.warm`), while :meth:`step` goes through the earlier part."""
+        from harness.datasets import warm
+
+        manifest = self.plan.manifest
+        files: dict[str, None] = {}
+        for i, repo in enumerate(manifest.repositories):
+            if i < self._next or repo.path is None or not repo.path.is_dir():
+                continue
+            for name in repo.profiles:
+                profile = manifest.profiles[name]
+                if profile.kind == "dataset":
+                    lookup = self._lookup(i, repo, name, profile)
+                    self._lookups[(i, name)] = lookup
+                    if lookup.ref is not None and not lookup.builtin:
+                        files[lookup.ref] = None
+        if len(files) < warm.MIN_FILES or not warm.can_fork():
+            return
+        cold = warm.unchecked(files)
+        # This process checks the first 45% itself, then reads the child's 55% from the cache
+        # (a few times cheaper): the two then end at about the same time.
+        self.plan.datasets.warming = warm.check_elsewhere(cold[len(cold) * 9 // 20:])
 
     @property
     def done(self) -> bool:
@@ -193,7 +228,7 @@ class FleetPlanner:
             planned: list[tuple[str, str]] = []
             cell_problem = problem
             if profile.kind == "dataset" and not problem:
-                lookup = find_dataset(repo.path, profile.dataset or name, manifest.root, self._builtins)
+                lookup = self._lookup(i, repo, name, profile)
                 if lookup.ref is None:
                     cell_problem = (f"dataset {profile.dataset!r} of profile {name!r} not found for repository "
                                     f"{repo.repo_id}; looked in: " + "; ".join(lookup.looked))
@@ -232,8 +267,14 @@ def plan_fleet(manifest: Manifest, *, clone: bool = True) -> FleetPlan:
     Problems (a repository that is not there, a dataset not found, a suite unknown) are
     collected, each naming the repository and profile, not raised."""
     planner = FleetPlanner(manifest, clone=clone)
-    while not planner.done:
-        planner.step()
+    planner.check_ahead()
+    warming = planner.plan.datasets.warming
+    try:
+        while not planner.done:
+            planner.step()
+    finally:
+        if warming is not None:
+            warming.stop()  # already ended when every file was planned; else (an error) not needed
     return planner.plan
 
 
