@@ -109,6 +109,21 @@ def test_batch_reads_back_with_server_aggregates_breakdowns_and_runs(client):
     assert [x.batch_id for x in client.list_batches()] == [batch_id]
 
 
+def test_a_batch_post_asks_for_no_aggregates_in_the_answer(client, monkeypatch):
+    sent = []
+    real = client.transport.request
+
+    def request(method, path, *, query=None, body=None):
+        sent.append((method, path, query))
+        return real(method, path, query=query, body=body)
+
+    monkeypatch.setattr(client.transport, "request", request)
+    batch_id = new_batch_id()
+    assert client.post_batch(BatchRecord(batch_id, created_at=1, completed_at=2)) == "stored"
+    assert ("POST", "/api/results/batch", {"summary": "0"}) in sent
+    assert client.get_batch(batch_id).completed_at == 2  # stored all the same
+
+
 def test_list_runs_follows_cursor_pages_and_accepts_python_filter_names(client):
     batch_id = new_batch_id()
     ids = set()

@@ -282,6 +282,16 @@ def test_batch_post_creates_then_updates_without_losing_fields(api):
     assert b["totalRuns"] == 0 and b["avgScore"] is None and b["runs"] == []
 
 
+def test_a_batch_post_may_leave_the_aggregates_out_of_its_answer(api):
+    batch_id = uid("batch")
+    quiet = api.call("POST", "/api/results/batch?summary=0", {"batchId": batch_id, "createdAt": 1000})
+    assert quiet.status == 201 and quiet.body == {"success": True, "batchId": batch_id}
+    full = api.call("POST", "/api/results/batch?summary=1", {"batchId": batch_id, "completedAt": 2000})
+    assert full.status == 200 and (full.body["batch"]["createdAt"], full.body["batch"]["completedAt"]) == (1000, 2000)
+    for query in ("summary=2", "summary=no", "sumary=0"):
+        assert api.call("POST", f"/api/results/batch?{query}", {"batchId": batch_id}).status == 400, query
+
+
 def test_batch_metadata_from_many_writers_is_merged_and_nothing_is_lost(api):
     batch_id = uid("batch")
     agents = [f"agent{i}" for i in range(12)]

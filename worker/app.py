@@ -231,11 +231,19 @@ class WorkerApp:
         return json_response(200, {"success": counts["rejected"] == 0, **counts, "results": results})
 
     async def post_batch(self, request: Request, params: dict[str, str]) -> Response:
+        unknown = sorted(set(request.query) - {"summary"})
+        if unknown:
+            raise HttpError(400, f"unknown query parameter: {unknown[0]}",
+                            "accepted: summary (0 leaves the batch's aggregates out of the answer)")
+        summarize = request.query.get("summary", "1")
+        if summarize not in ("0", "1"):
+            raise HttpError(400, "invalid value for summary", "0 or 1")
         batch = validate_object(BATCH_FIELDS, parse_json_body(request.body))
         created = await store.upsert_batch(self.storage, batch, self.now_ms())
-        summary = await store.get_batch(self.storage, batch["batchId"], include_runs=False)
-        return json_response(201 if created else 200,
-                             {"success": True, "batchId": batch["batchId"], "batch": summary})
+        answer: dict[str, Any] = {"success": True, "batchId": batch["batchId"]}
+        if summarize == "1":  # the aggregates of every run stored so far: a few queries over them
+            answer["batch"] = await store.get_batch(self.storage, batch["batchId"], include_runs=False)
+        return json_response(201 if created else 200, answer)
 
     async def post_stress(self, request: Request, params: dict[str, str]) -> Response:
         record = validate_object(STRESS_FIELDS, parse_json_body(request.body))

@@ -123,10 +123,10 @@ SCHEMAS["BatchDetail"] = {
         "runs": {"type": "array", "items": _ref("Run"), "description": "Left out with runs=0"},
     }}],
 }
-SCHEMAS["PostBatchResponse"] = _obj({
+SCHEMAS["PostBatchResponse"] = {**_obj({  # "batch" is left out when the post asks summary=0
     "success": {"const": True}, "batchId": _STR,
     "batch": {"allOf": [_ref("Batch"), _obj({"breakdowns": _OBJ})]},
-})
+}), "required": ["success", "batchId"]}
 
 
 def _json(schema: dict[str, Any], description: str = "OK", headers: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -345,8 +345,10 @@ def openapi_document() -> dict[str, Any]:
             },
         }},
         "/api/results/batch": {"post": {
-            "summary": "Create or update a batch (aggregates are computed from stored runs)",
+            "summary": "Create or update a batch (aggregates are computed from stored runs; "
+                       "summary=0 leaves them out of the answer)",
             "security": _AUTH,
+            "parameters": [{"name": "summary", "in": "query", "schema": {"enum": ["0", "1"], "default": "1"}}],
             "requestBody": {"required": True,
                             "content": {"application/json": {"schema": _ref("BatchPost")}}},
             "responses": {

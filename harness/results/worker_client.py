@@ -92,8 +92,10 @@ class WorkerClient(ResultsClient):
         return self._post("run", "/api/results", run.to_wire())
 
     def post_batch(self, batch: BatchRecord) -> PostOutcome:
-        """Create or update ``batch`` (spooled like a run when the worker is unreachable)."""
-        return self._post("batch", "/api/results/batch", batch.to_wire())
+        """Create or update ``batch`` (spooled like a run when the worker is unreachable). The
+        worker is asked not to answer with the batch's aggregates (``summary=0``), which are
+        not read here (``get_batch`` has them)."""
+        return self._post("batch", "/api/results/batch", batch.to_wire(), query={"summary": "0"})
 
     def post_stress(self, record: StressRecord) -> PostOutcome:
         """Store a stress run (idempotent on its id; spooled like a run when the worker is
@@ -198,15 +200,15 @@ class WorkerClient(ResultsClient):
             for body in bodies:
                 self._spool("run", body, reason, quiet=True)
 
-    def _post(self, kind: Kind, path: str, body: dict[str, Any]) -> PostOutcome:
+    def _post(self, kind: Kind, path: str, body: dict[str, Any], query: dict[str, str] | None = None) -> PostOutcome:
         # No secret of this process's environment is ever stored or spooled, wherever it hid
         # (a transcript, a command's output, an error message).
-        return self._send(kind, path, Redactor.from_environment().data(body))
+        return self._send(kind, path, Redactor.from_environment().data(body), query)
 
-    def _send(self, kind: Kind, path: str, body: dict[str, Any]) -> PostOutcome:
+    def _send(self, kind: Kind, path: str, body: dict[str, Any], query: dict[str, str] | None = None) -> PostOutcome:
         try:
             self.verify()
-            resp = self.transport.request("POST", path, body=body)
+            resp = self.transport.request("POST", path, query=query, body=body)
             outcome = _classify(resp)
             if outcome in ("stored", "duplicate"):
                 _check_echo(kind, body, resp, self.transport.description)
