@@ -727,8 +727,8 @@ class FleetExecution:
         try:
             await asyncio.gather(*(worker() for _ in range(slots)))
         finally:
-            await engine.aclose()
-            await asyncio.gather(*self._recording, return_exceptions=True)
+            # The clients close while the last cells are stored and recorded (closing never raises).
+            await asyncio.gather(engine.aclose(), *self._recording, return_exceptions=True)
             if planning is not None:
                 await planning  # the whole plan, for the results (a stopped fleet's cells are skipped)
         state = "completed"

@@ -34,25 +34,35 @@ def _round(value: float | None, digits: int = 3) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def _counts(tests: list[dict[str, Any]]) -> dict[str, Any]:
-    counts = {o: 0 for o in OUTCOMES}
+def block(tests: list[dict[str, Any]], *, full: bool = False) -> dict[str, Any]:
+    """Counts, rate with interval, durations, tokens and cost of ``tests`` (one pass over them)."""
+    counts = dict.fromkeys(OUTCOMES, 0)
+    values: list[float] = []
+    tokens = unknown = 0
+    cost = 0.0
     for t in tests:
-        counts[t["outcome"]] += 1
+        outcome = t["outcome"]
+        counts[outcome] += 1
+        if outcome == "skipped":
+            continue
+        duration = t.get("duration_ms")
+        if duration is not None:
+            values.append(float(duration))
+        tokens += int(t.get("tokens") or 0)
+        spent = t.get("cost_usd")
+        if spent is None:
+            unknown += 1
+        else:
+            cost += float(spent)
     n = len(tests)
     low, high = wilson_interval(counts["succeeded"], n) if n else (None, None)
-    return {
+    levels = percentiles(values, (50, 95, 99) if full else (50, 95))
+    out: dict[str, Any] = {
         "total_tests": n,
         "total_succeeded": counts["succeeded"], "total_failed": counts["failed"],
         "total_timeout": counts["timeout"], "total_skipped": counts["skipped"],
         "success_rate": _round(counts["succeeded"] / n, 6) if n else None,
         "success_rate_low": _round(low, 6), "success_rate_high": _round(high, 6),
-    }
-
-
-def _durations(tests: list[dict[str, Any]], *, full: bool) -> dict[str, Any]:
-    values = [float(t["duration_ms"]) for t in tests if t["outcome"] != "skipped" and t.get("duration_ms") is not None]
-    levels = percentiles(values, (50, 95, 99) if full else (50, 95))
-    out: dict[str, Any] = {
         "avg_duration_ms": _round(sum(values) / len(values)) if values else None,
         "p50_duration_ms": _round(levels[0]),
         "p95_duration_ms": _round(levels[1]),
@@ -61,20 +71,8 @@ def _durations(tests: list[dict[str, Any]], *, full: bool) -> dict[str, Any]:
         out.update({"p99_duration_ms": _round(levels[2]),
                     "min_duration_ms": _round(min(values)) if values else None,
                     "max_duration_ms": _round(max(values)) if values else None})
+    out.update({"total_tokens": tokens, "total_cost": None if unknown else round(cost, 8), "cost_unknown_tests": unknown})
     return out
-
-
-def _usage(tests: list[dict[str, Any]]) -> dict[str, Any]:
-    ran = [t for t in tests if t["outcome"] != "skipped"]
-    unknown = sum(1 for t in ran if t.get("cost_usd") is None)
-    cost = sum(float(t.get("cost_usd") or 0.0) for t in ran)
-    return {"total_tokens": sum(int(t.get("tokens") or 0) for t in ran),
-            "total_cost": None if unknown else round(cost, 8), "cost_unknown_tests": unknown}
-
-
-def block(tests: list[dict[str, Any]], *, full: bool = False) -> dict[str, Any]:
-    """Counts, rate with interval, durations, tokens and cost of ``tests``."""
-    return {**_counts(tests), **_durations(tests, full=full), **_usage(tests)}
 
 
 def summary(tests: list[dict[str, Any]], repositories: int, total_duration_ms: float | None) -> dict[str, Any]:
