@@ -1,4 +1,4 @@
-"""A large cold plan checks part of its dataset files in a forked child (harness/datasets/warm.py)."""
+"""A large cold plan checks its dataset files with a forked child going the other way (harness/datasets/warm.py)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import json
 import os
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -40,13 +41,19 @@ def _planned(plan) -> list:
     return [(c.repo.repo_id, c.source, c.planned, c.problem) for c in plan.cells]
 
 
-def _spy(monkeypatch) -> tuple[list[str], list[int]]:
-    """The files this process parses, and the children it forks."""
+def _spy(monkeypatch, pause: float = 0.0) -> tuple[list[str], list[int]]:
+    """The files this process parses (each taking ``pause`` seconds more here, a tenth of that
+    in a child), and the children it forks."""
     read, forks = [], []
     real_read, real_fork = fmt._read_document, os.fork
+    me = os.getpid()
 
     def reading(path, data=None):
-        read.append(str(path))
+        if os.getpid() == me:
+            read.append(str(path))
+            time.sleep(pause)
+        else:
+            time.sleep(pause / 10)
         return real_read(path, data)
 
     def forking():
@@ -60,15 +67,20 @@ def _spy(monkeypatch) -> tuple[list[str], list[int]]:
     return read, forks
 
 
+def _number(path: str) -> int:
+    return int(path.split("/r")[-1].split("/")[0])
+
+
 @pytest.mark.skipif(not warm.can_fork(), reason="needs fork and two processors")
-def test_a_cold_plan_checks_the_later_files_in_a_child_and_plans_the_same(fleet, tmp_path, monkeypatch):
-    read, forks = _spy(monkeypatch)
+def test_a_cold_plan_meets_a_child_checking_from_the_end_and_plans_the_same(fleet, tmp_path, monkeypatch):
+    read, forks = _spy(monkeypatch, pause=0.1)  # this process is the slower: the child does most
     plan = plan_fleet(load_manifest(fleet))
     assert len(forks) == 1
     assert 0 < len(read) < REPOS  # the child's files came from the cache
-    assert read == sorted(read, key=lambda p: int(p.split("/r")[-1].split("/")[0]))[:len(read)]  # the earlier ones
+    assert [_number(p) for p in read] == list(range(len(read)))  # this process went from the first
     cache = fmt.CheckedCache.default()
     assert len(list(cache.directory.glob("*.json"))) == REPOS
+    assert not list(cache.directory.glob(".*.tmp"))
     # The same cells and tests as a plan made in one process without any cache.
     monkeypatch.setenv("ZE_BENCHMARKS_DATASET_CACHE", "0")
     alone = plan_fleet(load_manifest(fleet))
@@ -79,9 +91,9 @@ def test_a_cold_plan_checks_the_later_files_in_a_child_and_plans_the_same(fleet,
 def test_a_broken_file_among_the_childs_is_reported_as_in_one_process(fleet, tmp_path, monkeypatch):
     broken = tmp_path / "repos" / f"r{REPOS - 1}" / "datasets" / "qa.yaml"
     broken.write_text(broken.read_text().replace('    prompt: "Say', '    promt: "Say', 1))
-    read, forks = _spy(monkeypatch)
+    read, forks = _spy(monkeypatch, pause=0.1)
     plan = plan_fleet(load_manifest(fleet))
-    assert len(forks) == 1 and str(broken) in read  # not kept by the child: read here, and reported
+    assert len(forks) == 1 and len(read) < REPOS and str(broken) in read  # not kept by the child: read here
     monkeypatch.setenv("ZE_BENCHMARKS_DATASET_CACHE", "0")
     assert plan.problems == plan_fleet(load_manifest(fleet)).problems
     assert len(plan.problems) == 1 and "test_cases[0]" in plan.problems[0] and f"r{REPOS - 1}" in plan.problems[0]
@@ -108,11 +120,22 @@ def test_no_child_when_the_files_were_checked_the_cache_is_off_or_a_thread_runs(
 
 
 @pytest.mark.skipif(not warm.can_fork(), reason="needs fork and two processors")
-def test_stop_ends_a_child_that_is_still_checking(fleet, tmp_path, monkeypatch):
-    monkeypatch.setattr(fmt, "load_file", lambda path: time.sleep(60))
-    warming = warm.check_elsewhere([str(tmp_path / f"f{i}.yaml") for i in range(warm.MIN_FILES)])
-    assert warming is not None and warming.covers(str(tmp_path / "f0.yaml"))
+def test_stop_ends_the_child_after_the_file_in_hand(fleet, tmp_path, monkeypatch):
+    done = tmp_path / "done"
+    done.mkdir()
+
+    def slow(path):  # in the child: notes each file, a fifth of a second each
+        (done / Path(path).name).touch()
+        time.sleep(0.2)
+
+    monkeypatch.setattr(fmt, "keep_checked", slow)
+    paths = [str(tmp_path / f"f{i}.yaml") for i in range(warm.MIN_FILES)]
+    warming = warm.check_elsewhere(paths)
+    assert warming is not None
+    while not any(done.iterdir()):
+        time.sleep(0.01)
     warming.stop()
-    assert not warming.covers(str(tmp_path / "f0.yaml"))
+    assert 0 < len(list(done.iterdir())) < len(paths)  # it stopped long before the end
+    assert (done / f"f{warm.MIN_FILES - 1}.yaml").exists()  # it began with the last file
     with pytest.raises(ChildProcessError):
         os.waitpid(warming.pid, os.WNOHANG)  # reaped: no such child any more

@@ -52,8 +52,9 @@ import hashlib
 import io
 import json
 import os
+import random
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
@@ -189,6 +190,30 @@ class BuiltinInfo:
     description: str
     cases: int
     path: Path
+
+
+# --- choosing cases ----------------------------------------------------------------------------
+
+def sample_cases(cases: list[TestCase], count: int | None, seed: int | None) -> list[TestCase]:
+    """``count`` of ``cases`` in their file order: drawn with ``random.Random(seed)`` when a
+    seed is given (the same seed draws the same cases), else the first ``count``."""
+    if count is None or count >= len(cases):
+        return cases
+    if seed is None:
+        return cases[:count]
+    chosen = sorted(random.Random(seed).sample(range(len(cases)), count))
+    return [cases[i] for i in chosen]
+
+
+GENERATION_SETTINGS = ("temperature", "max_tokens", "top_p", "stop")
+
+
+def apply_settings(cases: list[TestCase], settings: dict[str, Any]) -> list[TestCase]:
+    """The cases with ``settings`` (generation settings) in place of their own."""
+    changes = {k: settings[k] for k in GENERATION_SETTINGS if settings.get(k) is not None}
+    if isinstance(changes.get("stop"), str):
+        changes["stop"] = [changes["stop"]]
+    return [replace(c, **changes) for c in cases] if changes else cases
 
 
 # --- templates -------------------------------------------------------------------------------
@@ -885,15 +910,34 @@ def load_file(path: str | os.PathLike, *, source: str | None = None) -> Dataset:
         document, _, digest = cached
         dataset = _resolve_checked(document, str(path), digest)
     else:
-        document, lines, plain = _read_document(path, data)
-        # Taken before checking, which must not be able to change what is kept.
-        snapshot = cache.snapshot(document, lines, plain=plain) if key is not None else None
-        dataset = parse_dataset(document, str(path), lines=lines)
-        if snapshot is not None:
-            cache.put(key, snapshot, dataset.digest)
+        dataset = _check_and_keep(path, data, cache if key is not None else None, key)
     if source is not None:
         dataset.source = source
     return dataset
+
+
+def _check_and_keep(path: Path, data: bytes | None, cache: "CheckedCache | None", key: str | None) -> Dataset:
+    """Read and check ``path`` (``data``: its bytes, when read), and keep it as entry ``key``."""
+    document, lines, plain = _read_document(path, data)
+    # Taken before checking, which must not be able to change what is kept.
+    snapshot = cache.snapshot(document, lines, plain=plain) if cache is not None and key is not None else None
+    dataset = parse_dataset(document, str(path), lines=lines)
+    if snapshot is not None:
+        cache.put(key, snapshot, dataset.digest)  # type: ignore[union-attr, arg-type]
+    return dataset
+
+
+def keep_checked(path: str | os.PathLike) -> None:
+    """Check ``path`` into the checked-documents cache unless an entry for its bytes is there
+    already (nothing when the cache is off). Raises :class:`DatasetError` as :func:`load_file`."""
+    cache = CheckedCache.default()
+    if cache is None:
+        return
+    path = Path(path)
+    data = path.read_bytes()
+    key = cache.key_of(path, data)
+    if key is not None and not cache.has(key):
+        _check_and_keep(path, data, cache, key)
 
 
 class CheckedCache:
@@ -966,12 +1010,22 @@ class CheckedCache:
 
     def put(self, key: str, text: str, digest: str) -> None:
         """Keep ``text`` (a :meth:`snapshot`) and the document's ``digest`` as entry ``key``."""
-        text = text[:-1] + ',"digest":' + json.dumps(digest) + "}"
+        data = (text[:-1] + ',"digest":' + json.dumps(digest) + "}").encode("utf-8")
+        directory = os.fspath(self.directory)
+        tmp = os.path.join(directory, f".{key}.{os.getpid()}.tmp")
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            tmp = self.directory / f".{key}.{os.getpid()}.tmp"
-            tmp.write_text(text, "utf-8")
-            os.replace(tmp, self.directory / f"{key}.json")
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+            except FileNotFoundError:  # the first entry: the directory too
+                os.makedirs(directory, exist_ok=True)
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
+            os.replace(tmp, os.path.join(directory, f"{key}.json"))
         except (OSError, ValueError, TypeError):
             return
 

@@ -38,8 +38,9 @@ except ImportError:  # optional: PyYAML reads every file without it
 #: Whether the quick reader is there at all.
 AVAILABLE = yaml_rs is not None
 
-# Texts whose presence anywhere leaves the file to PyYAML.
-_ANYWHERE = ("\t", "\r", "\x85", "\u2028", "\u2029", "\ufeff", "<<", "\n---", "\n...", "\n%")
+# Texts whose presence anywhere leaves the file to PyYAML (the last four are never in ASCII text).
+_ANYWHERE_ASCII = ("\t", "\r", "<<", "\n---", "\n...", "\n%")
+_ANYWHERE = (*_ANYWHERE_ASCII, "\x85", "\u2028", "\u2029", "\ufeff")
 _STARTS = ("---", "...", "%")
 # Indicators that must not start a node: after a space or a line break.
 _NODE_INDICATORS = "[{!&*?@`%"
@@ -51,7 +52,7 @@ _STR_TAG = "tag:yaml.org,2002:str"
 
 
 def _risky_text(text: str) -> bool:
-    if text.startswith(_STARTS) or any(part in text for part in _ANYWHERE):
+    if text.startswith(_STARTS) or any(part in text for part in (_ANYWHERE_ASCII if text.isascii() else _ANYWHERE)):
         return True
     for indicator in _NODE_INDICATORS:
         if indicator in text and (" " + indicator in text or "\n" + indicator in text

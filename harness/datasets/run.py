@@ -21,12 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import dataclasses
 import datetime as _dt
 import fnmatch
 import json
 import os
-import random
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -35,7 +33,8 @@ from typing import Any
 
 from harness.datasets import report
 from harness.datasets.assertions import Answer, grade, make_judge, needs_judge
-from harness.datasets.format import Dataset, TestCase, load_dataset
+# sample_cases and apply_settings live with the format (a plan uses them without the runner).
+from harness.datasets.format import Dataset, TestCase, apply_settings, load_dataset, sample_cases
 from harness.engine import Engine, EngineOptions, Job, Outcome
 from harness.plan import Cell, hash_parts
 from harness.providers import ChatRequest, Message
@@ -228,28 +227,6 @@ def select_cases(dataset: Dataset, filters: list[str], limit: int | None) -> lis
         raise DatasetRunError(f"--filter {','.join(filters)}: no case of {dataset.name} has that id or category "
                               f"(categories: {', '.join(known)})")
     return cases[:limit] if limit is not None else cases
-
-
-def sample_cases(cases: list[TestCase], count: int | None, seed: int | None) -> list[TestCase]:
-    """``count`` of ``cases`` in their file order: drawn with ``random.Random(seed)`` when a
-    seed is given (the same seed draws the same cases), else the first ``count``."""
-    if count is None or count >= len(cases):
-        return cases
-    if seed is None:
-        return cases[:count]
-    chosen = sorted(random.Random(seed).sample(range(len(cases)), count))
-    return [cases[i] for i in chosen]
-
-
-GENERATION_SETTINGS = ("temperature", "max_tokens", "top_p", "stop")
-
-
-def apply_settings(cases: list[TestCase], settings: dict[str, Any]) -> list[TestCase]:
-    """The cases with ``settings`` (generation settings) in place of their own."""
-    changes = {k: settings[k] for k in GENERATION_SETTINGS if settings.get(k) is not None}
-    if isinstance(changes.get("stop"), str):
-        changes["stop"] = [changes["stop"]]
-    return [dataclasses.replace(c, **changes) for c in cases] if changes else cases
 
 
 def build_request(case: TestCase, target: Target, timeout_s: float) -> ChatRequest:

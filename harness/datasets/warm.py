@@ -4,10 +4,13 @@ A fleet of a thousand repositories may name a couple of thousand dataset files. 
 check of each (read, parse, check, kept in the checked-documents cache: see
 :class:`harness.datasets.format.CheckedCache`) costs several times what a cached one does, and
 one interpreter does them one after the other. :func:`check_elsewhere` forks a child process
-that checks part of the files into the cache while this process goes on with the rest; before
-this process reads one of the child's files it waits for the child (:meth:`Warming.wait`), and
-then finds it cached. The child keeps nothing but cache entries and prints nothing: a file it
-cannot check is simply not kept, and this process reads it and reports its problems itself.
+that checks the files from the last one backwards, keeping each in the cache, while this
+process goes through them from the first one; a file the child has kept is read from the cache
+here, a file this process has kept is skipped there, and the two meet wherever their speeds
+make them meet. Once this process is through, :meth:`Warming.stop` ends the child (at most the
+file in hand is finished). The child keeps nothing but cache entries and prints nothing: a
+file it cannot check is simply not kept, and this process reads it and reports its problems
+itself.
 
 Only where it is safe and worth it: a platform with ``fork``, more than one processor, no other
 thread in this process (a fork copies only the calling thread), the cache on, and at least
@@ -17,7 +20,7 @@ thread in this process (a fork copies only the calling thread), the cache on, an
 from __future__ import annotations
 
 import os
-import signal
+import select
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -50,52 +53,48 @@ def can_fork() -> bool:
 
 
 class Warming:
-    """A child process checking :attr:`paths` into the cache."""
+    """A child process checking files into the cache until :meth:`stop`."""
 
-    def __init__(self, pid: int, paths: list[str]) -> None:
+    def __init__(self, pid: int, stop_writer: int) -> None:
         self.pid = pid
-        self.paths = frozenset(paths)
+        self._stop_writer = stop_writer  # closing it tells the child to stop
         self._reaped = False
 
-    def covers(self, path: str) -> bool:
-        return not self._reaped and path in self.paths
-
-    def wait(self) -> None:
-        """Wait for the child to end (at once when it has)."""
-        if not self._reaped:
-            self._reaped = True
-            try:
-                os.waitpid(self.pid, 0)
-            except ChildProcessError:
-                pass
-
     def stop(self) -> None:
-        """End the child now (its entries so far stay kept)."""
-        if not self._reaped:
-            try:
-                os.kill(self.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            self.wait()
+        """Tell the child to stop after the file in hand, and wait for it."""
+        if self._reaped:
+            return
+        self._reaped = True
+        os.close(self._stop_writer)
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
 
 
 def check_elsewhere(paths: list[str]) -> Warming | None:
     """Fork a child that checks ``paths`` (:func:`~harness.datasets.format.load_file`) into the
-    cache; None (nothing started) when that is not safe or not worth it (see the module docstring)."""
+    cache, from the last one backwards, skipping those kept meanwhile; None (nothing started)
+    when that is not safe or not worth it (see the module docstring)."""
     if len(paths) < MIN_FILES or not can_fork():
         return None
-    from harness.datasets.format import CheckedCache, load_file
+    from harness.datasets.format import CheckedCache, keep_checked
 
     if CheckedCache.default() is None:
         return None
+    stop_reader, stop_writer = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: check, keep, and leave without running anything of the parent's
         try:
-            for path in paths:
+            os.close(stop_writer)
+            for path in reversed(paths):
+                if select.select([stop_reader], [], [], 0)[0]:
+                    break  # the parent is through (its end of the pipe closed)
                 try:
-                    load_file(path)
+                    keep_checked(path)  # unless this process kept it meanwhile
                 except Exception:  # noqa: BLE001 - the parent reads it again and reports it
                     pass
         finally:
             os._exit(0)
-    return Warming(pid, paths)
+    os.close(stop_reader)
+    return Warming(pid, stop_writer)

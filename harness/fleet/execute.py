@@ -121,14 +121,12 @@ class _Datasets:
 
     def __init__(self) -> None:
         self._loaded: dict[str, Any] = {}
-        self.warming: Any = None  # a harness.datasets.warm.Warming checking some of the files elsewhere
+        self.warming: Any = None  # a harness.datasets.warm.Warming checking files ahead, elsewhere
 
     def get(self, ref: str) -> Any:
         if ref not in self._loaded:
             from harness.datasets.format import load_dataset
 
-            if self.warming is not None and self.warming.covers(ref):
-                self.warming.wait()  # then the file is cached (or fails here, and says why)
             self._loaded[ref] = load_dataset(ref)
         return self._loaded[ref]
 
@@ -174,9 +172,10 @@ class FleetPlanner:
         return lookup
 
     def check_ahead(self) -> None:
-        """Find the dataset file of every dataset profile of every local repository now, and
-        have a child process check the later part of those no earlier check kept
-        (:mod:`harness.datasets.warm`), while :meth:`step` goes through the earlier part."""
+        """Find the dataset file of every dataset profile of every local repository now and,
+        unless the last of them were all kept by an earlier check, have a child process check
+        them into the cache from the last one backwards (:mod:`harness.datasets.warm`) while
+        :meth:`step` goes through them from the first."""
         from harness.datasets import warm
 
         manifest = self.plan.manifest
@@ -193,10 +192,12 @@ class FleetPlanner:
                         files[lookup.ref] = None
         if len(files) < warm.MIN_FILES or not warm.can_fork():
             return
-        cold = warm.unchecked(files)
-        # This process checks the first 45% itself, then reads the child's 55% from the cache
-        # (a few times cheaper): the two then end at about the same time.
-        self.plan.datasets.warming = warm.check_elsewhere(cold[len(cold) * 9 // 20:])
+        paths = list(files)
+        if not warm.unchecked(paths[-warm.MIN_FILES:]):  # the child's first files are kept: no child
+            return
+        # The child goes from the last file backwards (skipping those kept) while step() goes
+        # from the first.
+        self.plan.datasets.warming = warm.check_elsewhere(paths)
 
     @property
     def done(self) -> bool:
@@ -210,7 +211,7 @@ class FleetPlanner:
     def step(self) -> list[FleetCell]:
         """Plan the next repository; its cells (none once :attr:`done`)."""
         from harness.datasets.format import DatasetError
-        from harness.datasets.run import apply_settings, sample_cases
+        from harness.datasets.format import apply_settings, sample_cases
 
         if self.done:
             return []
@@ -274,7 +275,7 @@ def plan_fleet(manifest: Manifest, *, clone: bool = True) -> FleetPlan:
             planner.step()
     finally:
         if warming is not None:
-            warming.stop()  # already ended when every file was planned; else (an error) not needed
+            warming.stop()  # every file is planned (or the plan failed): the child's work is over
     return planner.plan
 
 
