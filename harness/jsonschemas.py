@@ -12,11 +12,11 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
-from referencing import Registry, Resource
+if TYPE_CHECKING:  # jsonschema is imported when a document is first checked by it (a long import)
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 _SCHEMA_FILES = ("template", "snapshot")
 
@@ -40,7 +40,10 @@ def load_schema(name: str) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=None)
-def _validator(name: str) -> Draft202012Validator:
+def _validator(name: str) -> "Draft202012Validator":
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+
     registry: Registry = Registry()
     for other in _SCHEMA_FILES:
         schema = load_schema(other)
@@ -59,7 +62,7 @@ def field_path(parts: Iterable[Any]) -> str:
     return out
 
 
-def _describe(error: ValidationError) -> SchemaIssue:
+def _describe(error: "ValidationError") -> SchemaIssue:
     path = list(error.absolute_path)
     if error.validator == "required":
         # Name the missing field itself: "persona" rather than "(top level)".

@@ -72,6 +72,72 @@ def test_schema_errors_name_the_field(change, field):
     assert any(p.startswith(f"{field}:") for p in found), found
 
 
+# Values for every top-level field and the fields inside it, right and wrong.
+_VALUES = [None, True, False, 0, 1, 1.0, -1, 2, 2.5, 3, 20, 21, 1024, 1025, float("nan"), float("inf"), "", "x",
+           "1.0", "1", "openai:gpt", "a b:c", "json", "pdf", "f1\n", [], ["x"], ["json", "json"], ["json", "csv"],
+           ["a", "b", "c", "d", "e"], [""], {}, {"x": 1}]
+_FIELDS = {
+    "fleet_id": None, "version": None, "description": None, "providers": None,
+    "scenario_profiles": ["dataset", "suite", "scenarios", "tier", "iterations", "concurrency", "num_examples",
+                          "request_delay_ms", "description", "extra",
+                          "settings.temperature", "settings.max_tokens", "settings.top_p", "settings.stop",
+                          "settings.seed"],
+    "output": ["base_dir", "formats", "save_responses", "generate_reports", "extra"],
+    "global_settings": ["continue_on_failure", "random_seed", "test_timeout_seconds", "max_retries", "custom",
+                        "extra"],
+    "extra": None,
+}
+
+
+def _variants():
+    for top, inner in _FIELDS.items():
+        for value in _VALUES:
+            if inner is None:
+                yield {top: value}
+                continue
+            for name in inner:
+                leaf: dict = {}
+                *parents, last = name.split(".")
+                node = leaf
+                for part in parents:
+                    node = node.setdefault(part, {})
+                node[last] = value
+                yield {top: {"p": leaf} if top == "scenario_profiles" else leaf}
+    yield {"providers": [{"provider": "openai:gpt", "base_url": "http://x"}]}
+    yield {"providers": [{"provider": "openai:gpt", "base_url": ""}]}
+    yield {"providers": [{"provider": "openai:gpt", "key": "k"}]}
+    yield {"scenario_profiles": {"p": {"dataset": "a", "suite": "b"}}}
+    yield {"scenario_profiles": {"bad name": {"dataset": "a"}}}
+
+
+def test_a_manifest_left_out_of_jsonschema_is_one_jsonschema_accepts():
+    from harness.fleet.manifest import _plain_top
+    from harness.jsonschemas import validate
+
+    plain = 0
+    for change in _variants():
+        doc = minimal(**change)
+        if _plain_top(doc):
+            plain += 1
+            assert validate("fleet", doc) == [], change
+    assert plain > 50  # the quick check vouches for the common manifests
+
+
+def test_a_plain_manifest_and_its_datasets_are_checked_without_importing_jsonschema(tmp_path):
+    (tmp_path / "datasets").mkdir()
+    (tmp_path / "datasets" / "qa.yaml").write_text(yaml.safe_dump(DATASET, default_flow_style=False))
+    (tmp_path / "fleet.yaml").write_text(yaml.safe_dump({
+        "fleet_id": "f1", "version": "1.0", "repositories": [{"repo_id": "r1", "path": "."}],
+        "providers": ["openai:gpt-4o-mini"], "scenario_profiles": {"qa": {"dataset": "qa", "concurrency": 2}},
+        "output": {"formats": ["json", "csv"]}, "global_settings": {"random_seed": 7}}))
+    code = ("import sys; from harness.fleet import load_manifest, plan_fleet; "
+            f"plan = plan_fleet(load_manifest({str(tmp_path / 'fleet.yaml')!r})); "
+            "print(plan.planned_tests, plan.problems, 'jsonschema' in sys.modules)")
+    env = {**os.environ, "ZE_BENCHMARKS_DATASET_CACHE": "0"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
+    assert out.split() == ["10", "[]", "False"]
+
+
 def test_every_problem_is_reported_at_once():
     doc = minimal(fleet_id="", providers=["nope:model", "openai:gpt-4o-mini"],
                   repositories=[{"repo_id": "r1", "path": "."}, {"repo_id": "r1", "path": "."}])

@@ -169,10 +169,83 @@ def _plain_repository(raw: Any) -> bool:
             and all(k in _REPOSITORY_RULES and _REPOSITORY_RULES[k](v) for k, v in raw.items()))
 
 
+def _is_text(v: Any) -> bool:
+    return type(v) is str and v != ""
+
+
+def _is_count(v: Any, low: int = 1, high: int | None = None) -> bool:
+    return type(v) is int and v >= low and (high is None or v <= high)
+
+
+def _is_number(v: Any) -> bool:
+    return type(v) in (int, float) and v == v and v not in (float("inf"), float("-inf"))
+
+
+_PROVIDER = re.compile(r"[^:\s]+:\S.*")
+_SETTINGS_RULES: dict[str, Any] = {
+    "temperature": lambda v: _is_number(v) and 0 <= v <= 2,
+    "max_tokens": _is_count,
+    "top_p": lambda v: _is_number(v) and 0 < v <= 1,
+    "stop": lambda v: _is_text(v) or (type(v) is list and len(v) <= 4 and all(_is_text(x) for x in v)),
+}
+_PROFILE_RULES: dict[str, Any] = {
+    "dataset": _is_text, "suite": _is_text, "tier": _is_text, "description": lambda v: type(v) is str,
+    "scenarios": lambda v: type(v) is list and all(_is_text(x) for x in v),
+    "iterations": _is_count, "num_examples": _is_count,
+    "concurrency": lambda v: _is_count(v, 1, 1024),
+    "request_delay_ms": lambda v: _is_number(v) and v >= 0,
+    "settings": lambda v: _plain_object(v, _SETTINGS_RULES),
+}
+_OUTPUT_RULES: dict[str, Any] = {
+    "base_dir": _is_text,
+    "formats": lambda v: (type(v) is list and len(set(v) if all(type(x) is str for x in v) else ()) == len(v)
+                          and all(x in ("json", "yaml", "csv", "html") for x in v)),
+    "save_responses": lambda v: type(v) is bool, "generate_reports": lambda v: type(v) is bool,
+}
+_GLOBAL_RULES: dict[str, Any] = {
+    "continue_on_failure": lambda v: type(v) is bool, "random_seed": lambda v: type(v) is int,
+    "test_timeout_seconds": lambda v: _is_number(v) and v > 0,
+    "max_retries": lambda v: _is_count(v, 0, 20), "custom": lambda v: type(v) is dict,
+}
+
+
+def _plain_object(raw: Any, rules: dict[str, Any]) -> bool:
+    return type(raw) is dict and all(k in rules and rules[k](v) for k, v in raw.items())
+
+
+def _plain_provider(raw: Any) -> bool:
+    if type(raw) is str:
+        return _PROVIDER.fullmatch(raw) is not None
+    return (type(raw) is dict and "provider" in raw and set(raw) <= {"provider", "base_url"}
+            and type(raw["provider"]) is str and _PROVIDER.fullmatch(raw["provider"]) is not None
+            and ("base_url" not in raw or _is_text(raw["base_url"])))
+
+
+_TOP_RULES: dict[str, Any] = {
+    "fleet_id": lambda v: type(v) is str and _REPO_ID.fullmatch(v) is not None,
+    "version": lambda v: v in ("1.0", "1") if type(v) is str else type(v) in (int, float) and v == 1,
+    "description": lambda v: type(v) is str,
+    "repositories": lambda v: type(v) is list and len(v) > 0,  # each item is checked on its own
+    "providers": lambda v: type(v) is list and len(v) > 0 and all(_plain_provider(p) for p in v),
+    "scenario_profiles": lambda v: type(v) is dict and all(
+        type(k) is str and _REPO_ID.fullmatch(k) is not None and _plain_object(p, _PROFILE_RULES)
+        and not ("dataset" in p and "suite" in p) for k, p in v.items()),
+    "output": lambda v: _plain_object(v, _OUTPUT_RULES),
+    "global_settings": lambda v: _plain_object(v, _GLOBAL_RULES),
+}
+
+
+def _plain_top(document: dict[str, Any]) -> bool:
+    """True only when ``document`` (its repositories aside) certainly satisfies the schema
+    (never laxer): then jsonschema, a long import, is not needed at all."""
+    return "fleet_id" in document and "providers" in document and _plain_object(document, _TOP_RULES)
+
+
 def _schema_issues(document: Any) -> list[Any]:
     """``validate("fleet", document)``, with the plainly valid repositories left out of it: a
-    manifest of a thousand repositories is checked by jsonschema in a fraction of the time."""
-    return validate_long_list("fleet", document, "repositories", _plain_repository)
+    manifest of a thousand repositories is checked by jsonschema in a fraction of the time, and
+    a plainly valid manifest is not handed to jsonschema at all."""
+    return validate_long_list("fleet", document, "repositories", _plain_repository, _plain_top)
 
 
 def load_manifest(path: str | os.PathLike[str], *, base_url: str | None = None) -> Manifest:
