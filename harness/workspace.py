@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.globs import walk_files
+from harness.leftovers import default_workspaces_root
 from harness.manifests import ManifestError, is_manifest, parse_manifest_text
 
 if TYPE_CHECKING:
@@ -166,19 +167,6 @@ class Workspace:
     def remove(self) -> None:
         """Delete the workspace directory (idempotent)."""
         shutil.rmtree(self.path, ignore_errors=True)
-
-
-def default_workspaces_root() -> Path:
-    """Where run workspaces go: ``$ZE_BENCHMARKS_WORKSPACES_DIR``, else the per-user cache
-    (``$XDG_CACHE_HOME/zebench/workspaces``, by default ``~/.cache/zebench/workspaces``).
-
-    Never inside the checkout: there a workspace would sit beside ``suites/`` and ``results/``.
-    """
-    env = os.environ.get("ZE_BENCHMARKS_WORKSPACES_DIR")
-    if env:
-        return Path(env).expanduser()
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(cache) / "zebench" / "workspaces"
 
 
 def create_workspace(scenario: Scenario, root: Path | str | None = None, label: str | None = None) -> Workspace:

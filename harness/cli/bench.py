@@ -87,8 +87,7 @@ def main() -> None:
       bench py-bugs --agent anthropic --resume BATCH_ID
       bench batch BATCH_ID
     """
-    from harness.leftovers import sweep
-    from harness.workspace import default_workspaces_root
+    from harness.leftovers import default_workspaces_root, sweep
 
     try:  # what a killed earlier run left behind: never a reason for this command to fail
         sweep(default_workspaces_root())

@@ -15,7 +15,6 @@ and :func:`resume` completes a run that was stopped or killed. docs/fleets.md is
 
 from __future__ import annotations
 
-import asyncio
 import datetime as _dt
 import json
 import os
@@ -158,6 +157,8 @@ def execute_run_dir(run_dir: Path, *, client: Any = None, control: Any = None,
                                     concurrency=int(execution.get("concurrency") or DEFAULT_CONCURRENCY),
                                     parallel_cells=int(execution.get("parallel_cells") or DEFAULT_PARALLEL_CELLS),
                                     on_event=on_event, planner=planner)
+            import asyncio
+
             return asyncio.run(runner.run())
     except BaseException as exc:
         if _status_of(run_dir).get("state") == "running":

@@ -24,7 +24,6 @@ skips the completed ones, and completes the others from their ``results.jsonl``.
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import datetime as _dt
 import json
@@ -34,12 +33,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.fleet.manifest import (DEFAULT_TIMEOUT_S, DatasetLookup, Manifest, ManifestError, Profile, Repository,
                                     agent_for, find_dataset, parse_manifest, suites_dir_for)
 from harness.gc_tuning import fewer_collections
 from harness.providers.registry import Target
+
+if TYPE_CHECKING:  # asyncio is imported by a running fleet only: a plan or a check needs none
+    import asyncio
 
 MANIFEST_FILE = "manifest.json"
 STATUS_FILE = "status.json"
@@ -516,6 +518,7 @@ class FleetExecution:
 
     # -- one cell ---------------------------------------------------------------------------------
     async def _dataset_cell(self, cell: FleetCell, engine: Any) -> CellResult:
+        import asyncio
         from harness.datasets.run import DatasetRunOptions, finish, prepare, send, store
 
         directory = self.run_dir / cell.relative_dir
@@ -635,6 +638,7 @@ class FleetExecution:
         return CellResult(cell, "completed", tests=len(tests))
 
     async def _run_cell(self, cell: FleetCell, engine: Any) -> CellResult:
+        import asyncio
         self._event("cell-start", cell=cell)
         if cell.problem:
             return CellResult(cell, "failed", cell.problem)
@@ -663,6 +667,7 @@ class FleetExecution:
     # -- the fleet --------------------------------------------------------------------------------
     async def run(self) -> dict[str, Any]:
         """Run every cell not completed yet, then write the artifacts; the fleet results."""
+        import asyncio
         from harness.engine import Engine, EngineOptions
 
         queue: collections.deque[FleetCell] = collections.deque()
@@ -758,6 +763,7 @@ class FleetExecution:
     async def _record_when_stored(self, result: CellResult, engine: Any) -> None:
         """Record a cell once its runs are stored. A cell whose runs could not all be stored
         becomes failed (its results.jsonl keeps them; resume stores them again)."""
+        import asyncio
         assert result.storing is not None
         try:
             kept = await result.storing

@@ -13,9 +13,8 @@ actually called.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from harness.providers.base import Provider
 from harness.providers.cache import ResponseCache, default_cache_dir
 from harness.providers.retry import RetryPolicy
 from harness.providers.types import (
@@ -28,6 +27,24 @@ from harness.providers.types import (
     ToolSpec,
     Usage,
 )
+
+if TYPE_CHECKING:
+    from harness.providers.base import Provider
+
+
+def __getattr__(name: str) -> Any:
+    """``Provider`` is imported when first asked for: its module brings asyncio, which what only
+    reads provider names (a manifest check, a plan) does without."""
+    if name == "Provider":
+        from harness.providers.base import Provider
+
+        return Provider
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), "Provider"})
+
 
 PROVIDER_NAMES = ("anthropic", "openai", "openrouter", "openai-compatible")
 

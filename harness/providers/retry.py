@@ -9,8 +9,6 @@ errors. Other errors fail at once. :meth:`RetryPolicy.call` waits with ``time.sl
 
 from __future__ import annotations
 
-import asyncio
-import email.utils
 import random
 import time
 from dataclasses import dataclass, field
@@ -46,6 +44,8 @@ def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = Non
     except ValueError:
         pass
     try:
+        import email.utils
+
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
@@ -116,6 +116,8 @@ class RetryPolicy:
     async def acall(self, attempt_fn: Callable[[], Awaitable[T]], *, deadline: float | None = None) -> T:
         """:meth:`call` for a coroutine function: the same attempts, waits and deadline, waiting
         with ``async_sleep`` (default ``asyncio.sleep``) so the event loop goes on meanwhile."""
+        import asyncio  # here: a process that never awaits a call does not import it
+
         sleep = self.async_sleep or asyncio.sleep
         attempt = 0
         while True:
