@@ -919,11 +919,12 @@ def load_file(path: str | os.PathLike, *, source: str | None = None) -> Dataset:
 def _check_and_keep(path: Path, data: bytes | None, cache: "CheckedCache | None", key: str | None) -> Dataset:
     """Read and check ``path`` (``data``: its bytes, when read), and keep it as entry ``key``."""
     document, lines, plain = _read_document(path, data)
+    keeping = cache is not None and key is not None
     # Taken before checking, which must not be able to change what is kept.
-    snapshot = cache.snapshot(document, lines, plain=plain) if cache is not None and key is not None else None
+    snapshot = cache.snapshot(document, lines, plain=plain) if keeping else None
     dataset = parse_dataset(document, str(path), lines=lines)
-    if snapshot is not None:
-        cache.put(key, snapshot, dataset.digest)  # type: ignore[union-attr, arg-type]
+    if keeping and snapshot is not None:
+        cache.put(key, snapshot, dataset.digest)
     return dataset
 
 
@@ -1027,7 +1028,10 @@ class CheckedCache:
                 os.close(fd)
             os.replace(tmp, os.path.join(directory, f"{key}.json"))
         except (OSError, ValueError, TypeError):
-            return
+            try:
+                os.unlink(tmp)  # a half-written entry is never read, and need not stay
+            except OSError:
+                pass
 
 
 _DEFAULT_CACHE: list[Any] = []  # [the environment it was made for, CheckedCache.default()]

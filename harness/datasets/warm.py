@@ -73,8 +73,9 @@ class Warming:
 
 
 def check_elsewhere(paths: list[str]) -> Warming | None:
-    """Fork a child that checks ``paths`` (:func:`~harness.datasets.format.load_file`) into the
-    cache, from the last one backwards, skipping those kept meanwhile; None (nothing started)
+    """Fork a child that checks ``paths`` into the cache
+    (:func:`~harness.datasets.format.keep_checked`), from the last one backwards, skipping those
+    kept meanwhile; None (nothing started)
     when that is not safe or not worth it (see the module docstring)."""
     if len(paths) < MIN_FILES or not can_fork():
         return None

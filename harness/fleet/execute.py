@@ -212,8 +212,7 @@ class FleetPlanner:
 
     def step(self) -> list[FleetCell]:
         """Plan the next repository; its cells (none once :attr:`done`)."""
-        from harness.datasets.format import DatasetError
-        from harness.datasets.format import apply_settings, sample_cases
+        from harness.datasets.format import DatasetError, apply_settings, sample_cases
 
         if self.done:
             return []
@@ -639,6 +638,7 @@ class FleetExecution:
 
     async def _run_cell(self, cell: FleetCell, engine: Any) -> CellResult:
         import asyncio
+
         self._event("cell-start", cell=cell)
         if cell.problem:
             return CellResult(cell, "failed", cell.problem)
