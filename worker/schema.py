@@ -299,15 +299,18 @@ def id_problem(value: str) -> str | None:
         return f"an id has at most 128 characters; this one has {len(value)}"
     if value != value.strip():
         return "an id cannot start or end with spaces"
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
+    if _CONTROL.search(value):
         return "an id cannot contain control characters"
     return None
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
 
 
 def _matches_id(v: str) -> bool:
     if not v or len(v) > 128 or v != v.strip():
         return False
-    return not any(ord(c) < 0x20 or ord(c) == 0x7F for c in v)
+    return _CONTROL.search(v) is None
 
 
 def _json_type(v: Any) -> str:

@@ -287,21 +287,28 @@ def _atomic(path: str | os.PathLike[str], newline: str | None = None, binary: bo
         raise
 
 
-def write_json(path: str | os.PathLike[str], cells: Iterable[dict[str, Any]], summary: dict[str, Any],
+def summary_text(summary: dict[str, Any]) -> str:
+    """``summary`` as indented JSON (what ``summary.json`` holds, and ``results.json`` within)."""
+    return json.dumps(summary, ensure_ascii=False, allow_nan=False, indent=2)
+
+
+def write_json(path: str | os.PathLike[str], cells: Iterable[dict[str, Any]], summary: dict[str, Any] | str,
                meta: dict[str, Any]) -> None:
     """``results.json``: ``{"meta": meta, "summary": summary, "results": cells}``, UTF-8.
-    ``meta`` and ``summary`` are indented; each cell is one line, as in ``results.jsonl``
-    (which keeps a 10,000-cell file quick to write and to diff). A NaN or infinite number is
-    refused (``ValueError``) rather than written as something JSON readers reject."""
+    ``meta`` and ``summary`` are indented (``summary`` may be given as :func:`summary_text`
+    already); each cell is one line, as in ``results.jsonl`` (which keeps a 10,000-cell file
+    quick to write and to diff). A NaN or infinite number is refused (``ValueError``) rather
+    than written as something JSON readers reject."""
 
     def dumps(value: Any, indent: int | None = None) -> str:
         return json.dumps(value, ensure_ascii=False, allow_nan=False, indent=indent)
 
+    summary = summary if isinstance(summary, str) else summary_text(summary)
     # JSON strings hold no raw newline, so re-indenting the lines of a dump is safe. Written
     # piece by piece: the whole text of a large run is never held at once.
     with _atomic(path) as fh:
         fh.write('{\n  "meta": ' + dumps(meta, 2).replace("\n", "\n  "))
-        fh.write(',\n  "summary": ' + dumps(summary, 2).replace("\n", "\n  "))
+        fh.write(',\n  "summary": ' + summary.replace("\n", "\n  "))
         fh.write(',\n  "results": [')
         separator = "\n    "
         for cell in cells:

@@ -685,10 +685,11 @@ def finish(run: DatasetRun, *, interrupted: bool = False, sent: int = 0, elapsed
     summary = report.summarize(cells, targets=targets)
     meta = dict(run.meta)
     meta.update({"interrupted": interrupted, "finishedAt": _now_iso(), "cells": len(cells), "planned": run.planned})
-    report.write_json(run.output_dir / "results.json", cells, summary, meta)
+    text = report.summary_text(summary)  # dumped once, for both files
+    report.write_json(run.output_dir / "results.json", cells, text, meta)
     report.write_csv(run.output_dir / "results.csv", cells)
     tmp = run.output_dir / "summary.json.tmp"
-    tmp.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    tmp.write_text(text + "\n", encoding="utf-8")
     os.replace(tmp, run.output_dir / "summary.json")
     return DatasetResult(run, cells, summary, interrupted=interrupted, sent=sent, elapsed_s=elapsed_s)
 
