@@ -353,6 +353,57 @@ def test_a_repository_to_clone_is_planned_off_the_event_loop(tmp_path, mock, mon
     assert results["state"] == "completed" and {c["repo_id"] for c in results["cells"]} == {"a", "remote"}
 
 
+def test_the_next_cell_is_opened_off_the_event_loop_while_the_one_before_sends(tmp_path, mock, monkeypatch):
+    """Its directory, run.json, results log and requests are made in a worker thread while the
+    cell before it still sends: a free slot sends the next first request at once."""
+    from harness.fleet import execute
+
+    server = mock()
+    make_repos(tmp_path, names=("a", "b"))
+    order: list[str] = []
+    on_main: dict[str, bool] = {}
+    real = execute.FleetExecution._open_dataset_cell
+
+    def opening(self, cell):
+        on_main[cell.key] = threading.current_thread() is threading.main_thread()
+        order.append(f"open {cell.key}")
+        return real(self, cell)
+
+    def on_event(kind, data):
+        if kind == "cell-done":
+            order.append(f"done {data['result'].cell.key}")
+
+    monkeypatch.setattr(execute.FleetExecution, "_open_dataset_cell", opening)
+    results, _ = run_fleet(tmp_path, manifest_doc(server.base_url), on_event=on_event, parallel_cells=1)
+    keys = [f"{c['repo_id']}|{c['provider']}|{c['profile']}" for c in results["cells"]]
+    assert on_main == {keys[0]: True, **{k: False for k in keys[1:]}}  # the very first opened in place
+    assert order.index(f"open {keys[1]}") < order.index(f"done {keys[0]}")
+    assert results["state"] == "completed" and results["summary"]["total_succeeded"] == 12
+
+
+def test_a_cell_opened_ahead_of_a_stop_is_completed_by_resume(tmp_path, mock):
+    from harness.control import BatchControl
+
+    server = mock(delay_ms=100)  # a cell sends for 0.2 s: its predecessor is recorded meanwhile
+    make_repos(tmp_path, names=("a", "b"))
+    control = BatchControl()
+
+    def on_event(kind, data):
+        if kind == "cell-done":
+            control.interrupt()  # the second cell is sending, the third opened ahead
+
+    results, run_dir = run_fleet(tmp_path, manifest_doc(server.base_url), on_event=on_event, control=control,
+                                 parallel_cells=1)
+    keys = [c["results_dir"] for c in results["cells"]]
+    assert results["state"] == "interrupted" and results["cells"][0]["state"] == "completed"
+    assert (run_dir / keys[2] / "run.json").is_file()  # opened, never sent
+    assert [c["state"] for c in results["cells"][2:]] == ["pending", "pending"]
+    done = fleet.resume(results["run_id"], base_dir=run_dir.parent)
+    assert done["state"] == "completed" and [c["state"] for c in done["cells"]] == ["completed"] * 4
+    tests = [(str(p.parent), line["test_id"]) for p in run_dir.rglob("results.jsonl") for line in lines_of(p)]
+    assert len(tests) == len(set(tests)) == 16  # each test once: nothing redone, nothing lost
+
+
 def test_continue_on_failure(tmp_path, mock):
     server = mock()
     make_repos(tmp_path, names=("a", "b"))

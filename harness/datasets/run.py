@@ -622,27 +622,52 @@ async def execute(run: DatasetRun, *, on_cell: Callable[[dict[str, Any]], None] 
                                    elapsed_s=done.elapsed_s)
 
 
-async def send(run: DatasetRun, *, on_cell: Callable[[dict[str, Any]], None] | None = None,
-               engine: Engine | None = None, control: Any = None) -> Sent:
-    """Send the run's cells and append each finished one to results.jsonl (each line flushed
-    as it is written; :func:`finish` syncs the file). ``control`` (an object with
-    ``stopping``/``aborting`` flags, e.g. :class:`harness.control.BatchControl`) is polled to
-    stop early; the cells finished so far are kept. A given ``engine`` (a fleet's, shared by
-    several runs) is left open, and this run keeps to its own ``concurrency`` and ``pace_s``
-    within it."""
+@dataclass
+class Opening:
+    """What :func:`send` sets up before its first request (see :func:`open_send`)."""
+
+    log: ResultsLog
+    judge: Any
+    judge_skip: str
+    jobs: list[Job]
+
+    def close(self) -> None:
+        """Close the results log of an opening that is not sent after all."""
+        self.log.close(sync=False)
+
+
+def open_send(run: DatasetRun) -> Opening:
+    """The part of :func:`send` before its first request: the output directory and run.json,
+    the judge, the results log (what results.jsonl holds already is kept) and the jobs. Safe in
+    a worker thread: a fleet opens a cell while the cells before it still send."""
     run.output_dir.mkdir(parents=True, exist_ok=True)
     (run.output_dir / META_FILE).write_text(json.dumps(run.meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     judge, judge_skip, _ = resolve_rubric_judge(run)
     _, keep = read_results(run.output_dir / RESULTS_FILE)
     log = ResultsLog(run.output_dir / RESULTS_FILE, keep)
-    recorder = CellRecorder(run, log, judge, judge_skip, on_cell)
+    timeout_s = run.options.timeout_s
+    jobs = [Job(p.target, build_request(p.case, p.target, timeout_s), p.repeat, p) for p in run.cells]
+    return Opening(log, judge, judge_skip, jobs)
+
+
+async def send(run: DatasetRun, *, on_cell: Callable[[dict[str, Any]], None] | None = None,
+               engine: Engine | None = None, control: Any = None, opening: Opening | None = None) -> Sent:
+    """Send the run's cells and append each finished one to results.jsonl (each line flushed
+    as it is written; :func:`finish` syncs the file). ``control`` (an object with
+    ``stopping``/``aborting`` flags, e.g. :class:`harness.control.BatchControl`) is polled to
+    stop early; the cells finished so far are kept. A given ``engine`` (a fleet's, shared by
+    several runs) is left open, and this run keeps to its own ``concurrency`` and ``pace_s``
+    within it. ``opening``: the run's :func:`open_send`, when done beforehand."""
+    if opening is None:
+        opening = open_send(run)
+    log, jobs = opening.log, opening.jobs
+    recorder = CellRecorder(run, log, opening.judge, opening.judge_skip, on_cell)
     opts = run.options
     owned = engine is None
     engine = engine or Engine(EngineOptions(concurrency=opts.concurrency, provider_limits=opts.provider_limits,
                                             max_attempts=opts.max_attempts, timeout_s=opts.timeout_s,
                                             stream=opts.stream, use_cache=opts.cache == "replay",
                                             record=opts.cache == "replay"))
-    jobs = [Job(p.target, build_request(p.case, p.target, opts.timeout_s), p.repeat, p) for p in run.cells]
     started = time.monotonic()
     watcher = None
     if control is not None:

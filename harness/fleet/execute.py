@@ -516,9 +516,10 @@ class FleetExecution:
         return meta
 
     # -- one cell ---------------------------------------------------------------------------------
-    async def _dataset_cell(self, cell: FleetCell, engine: Any) -> CellResult:
-        import asyncio
-        from harness.datasets.run import DatasetRunOptions, finish, prepare, send, store
+    def _open_dataset_cell(self, cell: FleetCell) -> tuple[Any, Any]:
+        """A dataset cell's run, prepared, and its sending opened (directory, run.json, results
+        log, requests): what comes before its first request. Safe in a worker thread."""
+        from harness.datasets.run import DatasetRunOptions, open_send, prepare
 
         directory = self.run_dir / cell.relative_dir
         profile = cell.profile
@@ -533,7 +534,15 @@ class FleetExecution:
             pace_s=profile.request_delay_ms / 1000.0, metadata=self._metadata(cell),
             loaded=self.plan.datasets.get(cell.lookup.ref) if self.plan.datasets and cell.lookup else None)
         run = prepare(options)
-        sent = await send(run, on_cell=self._test_done, engine=engine, control=self.control)
+        return run, open_send(run)
+
+    async def _dataset_cell(self, cell: FleetCell, engine: Any, opened: Any = None) -> CellResult:
+        import asyncio
+        from harness.datasets.run import finish, send, store
+
+        directory = self.run_dir / cell.relative_dir
+        run, opening = await opened if opened is not None else self._open_dataset_cell(cell)
+        sent = await send(run, on_cell=self._test_done, engine=engine, control=self.control, opening=opening)
         save, client = self.manifest.save_responses, self.client
 
         def keep() -> Any:
@@ -636,7 +645,8 @@ class FleetExecution:
             return CellResult(cell, "failed", f"{errors} scenario run(s) ended in error", len(tests), errors)
         return CellResult(cell, "completed", tests=len(tests))
 
-    async def _run_cell(self, cell: FleetCell, engine: Any) -> CellResult:
+    async def _run_cell(self, cell: FleetCell, engine: Any, opened: Any = None) -> CellResult:
+        """Run ``cell`` (``opened``: a future of its :meth:`_open_dataset_cell`, when opened ahead)."""
         import asyncio
 
         self._event("cell-start", cell=cell)
@@ -645,7 +655,7 @@ class FleetExecution:
         try:
             if cell.kind == "suite":
                 return await asyncio.to_thread(self._suite_cell, cell)
-            return await self._dataset_cell(cell, engine)
+            return await self._dataset_cell(cell, engine, opened)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - recorded as the cell's failure
@@ -713,28 +723,44 @@ class FleetExecution:
         engine = Engine(EngineOptions(concurrency=self.concurrency, max_attempts=self.manifest.max_attempts,
                                       timeout_s=self.manifest.test_timeout_s or DEFAULT_TIMEOUT_S))
 
+        slots = self.parallel_cells if planning is not None else min(self.parallel_cells, todo) or 1
+        # Up to one dataset cell per slot is opened ahead, in a worker thread, while the cells
+        # before it send: when a slot is free, its next cell's first request goes out at once.
+        ready: collections.deque[tuple[FleetCell, Any]] = collections.deque()
+
+        def open_ahead() -> None:
+            while len(ready) < slots and queue and queue[0].kind == "dataset" and not queue[0].problem:
+                cell = queue.popleft()
+                ready.append((cell, asyncio.ensure_future(asyncio.to_thread(self._open_dataset_cell, cell))))
+
         async def worker() -> None:
             while not self.control.stopping:
-                if not queue:
+                opened = None
+                if ready:
+                    cell, opened = ready.popleft()
+                elif queue:
+                    cell = queue.popleft()
+                else:
                     if planning is None or planning.done():
                         return
                     more.clear()
                     await more.wait()
                     continue
-                cell = queue.popleft()
-                result = await self._run_cell(cell, engine)
+                open_ahead()
+                result = await self._run_cell(cell, engine, opened)
                 self._stop_if_failed(result, engine)  # at once, not when its runs are stored
                 if result.storing is not None:
                     self._recording.append(asyncio.ensure_future(self._record_when_stored(result, engine)))
                 else:
                     self._cell_ended(result, engine)
 
-        slots = self.parallel_cells if planning is not None else min(self.parallel_cells, todo) or 1
         try:
             await asyncio.gather(*(worker() for _ in range(slots)))
         finally:
-            # The clients close while the last cells are stored and recorded (closing never raises).
-            await asyncio.gather(engine.aclose(), *self._recording, return_exceptions=True)
+            # Cells opened ahead but not run (the fleet stopped): their results logs are closed;
+            # resume runs them. The clients close while the last cells are stored and recorded.
+            await asyncio.gather(engine.aclose(), *self._recording, *(self._close_opened(f) for _, f in ready),
+                                 return_exceptions=True)
             if planning is not None:
                 await planning  # the whole plan, for the results (a stopped fleet's cells are skipped)
         state = "completed"
@@ -759,6 +785,11 @@ class FleetExecution:
         self._status(True, state=state, stopped_reason=reason, completed_at=results.get("completed_at"))
         self._event("finish", state=state, reason=reason, results=results)
         return results
+
+    @staticmethod
+    async def _close_opened(opened: Any) -> None:
+        _, opening = await opened
+        opening.close()
 
     async def _record_when_stored(self, result: CellResult, engine: Any) -> None:
         """Record a cell once its runs are stored. A cell whose runs could not all be stored
