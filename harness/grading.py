@@ -39,7 +39,7 @@ import tempfile
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from harness.globs import matches_any, walk_files
 from harness.leftovers import owned
@@ -191,6 +191,8 @@ class GradingCopy:
     protection: Protection
     sources: list[Source]  # the original trees: the fixture, then hidden tests once laid over
     globs: list[str]
+    # Hands what the harness writes into the copy to the uid grading commands run as.
+    adopt: Callable[[Path], None] = field(default=lambda path: None, repr=False)
 
     def summary(self) -> dict[str, Any]:
         return {**self.protection.to_dict(), "droppedLinks": self.copy.skipped_links[:200]}
@@ -204,6 +206,8 @@ class GradingCopy:
         runs the agent's code) may have planted or changed some."""
         result = protect(self.path, self.sources, self.globs, keep=(self.pytest_config.name,))
         self.protection.merge(result)
+        for rel in result.restored:
+            self.adopt(self.path / rel.split("/", 1)[0])
         return result
 
     def lay_over(self, tree: Path) -> CopyReport:
@@ -212,6 +216,8 @@ class GradingCopy:
 
         copied = overlay(tree, self.path)
         self.sources.append((tree, ()))
+        for top in os.listdir(tree):
+            self.adopt(self.path / top)
         return copied
 
     # -- the environment of grading commands -----------------------------------------------
@@ -302,6 +308,8 @@ class GradingSession:
                                mounts=(Mount(self.copy.reports, REPORTS_INNER, writable=True),
                                        Mount(self.copy.pytest_config), *script_mounts(scenario)))
             self.sandbox = open_sandbox(self.copy.path, spec)
+            self.copy.adopt = self.sandbox.adopt
+            self.sandbox.adopt(self.copy.reports)
         except BaseException:
             self.copy.remove()
             raise

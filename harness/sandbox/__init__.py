@@ -9,7 +9,8 @@ validation commands, heuristic commands and scripts, hidden tests, warmup and th
 - ``none`` (:mod:`harness.sandbox.process_group`): process-group confinement only; what
   ``auto`` falls back to, with a warning, where bubblewrap cannot run.
 
-Both apply the same limits (:mod:`harness.sandbox.limits`) and the same clean environment.
+Both apply the same limits (:mod:`harness.sandbox.limits`), the same clean environment and
+the same identity (:mod:`harness.sandbox.identity`: never the host's root).
 The kind is recorded with every run and is part of its ``config_hash``.
 
     >>> spec = SandboxSpec(kind=resolve_mode("auto").kind)
@@ -75,10 +76,15 @@ def resolve_mode(mode: str | None = None) -> SandboxChoice:
     ``auto`` then falls back to ``none`` and says why in ``fallback_reason``.
     """
     from harness.sandbox.bwrap import probe
+    from harness.sandbox.identity import IdentityError, resolve_identity
 
     mode = (mode or default_mode()).strip().lower()
     if mode not in MODES:
         raise ValueError(f"unknown sandbox mode {mode!r}; choose one of {', '.join(MODES)}")
+    try:
+        resolve_identity()  # no backend runs commands as root
+    except IdentityError as exc:
+        raise SandboxUnavailable(str(exc)) from None
     if mode == "none":
         return SandboxChoice(mode, "none")
     problem = probe()

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.sandbox.identity import resolve_identity
 from harness.sandbox.limits import Cgroup, LimitEnforcement, Limits
 from harness.sandbox.output import CommandResult, supervise
 
@@ -98,7 +99,11 @@ class Sandbox(ABC):
         self.workspace = Path(workspace).resolve()
         self.spec = spec
         self.limits = spec.limits
-        self.enforcement = LimitEnforcement.detect(spec.limits)
+        # As root, commands run as an unprivileged uid (harness.sandbox.identity): the
+        # workspace becomes theirs.
+        self.identity = resolve_identity()
+        self.enforcement = LimitEnforcement.detect(spec.limits, self.identity.uid)
+        self.identity.adopt(self.workspace)
         self._cond = threading.Condition()
         self._closed = False
         self._active = 0
@@ -220,7 +225,7 @@ class Sandbox(ABC):
         cap = self.limits.output_bytes if output_cap is None else output_cap
         full_env = {**self.base_env(), **self.spec.env, **(env or {}), MARKER_VAR: self.marker}
         cgroup = self.enforcement.new_cgroup()
-        argv, popen_kwargs = self._argv(["/bin/sh", "-c", command])
+        argv, popen_kwargs = self._argv(self.identity.wrap(["/bin/sh", "-c", command]))
         argv = self.enforcement.prlimit_argv() + argv
         if cgroup is not None:
             # The first process enters the cgroup before it execs anything, so every
@@ -280,6 +285,10 @@ class Sandbox(ABC):
             killed_by=killed_by,
         )
 
+    def adopt(self, path: Path | str) -> None:
+        """Hand a file or tree the harness wrote for commands to the uid they run as."""
+        self.identity.adopt(path)
+
     # -- reporting -------------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
         """What the sandbox is, for the run's record."""
@@ -287,5 +296,6 @@ class Sandbox(ABC):
             "kind": self.kind,
             "network": self.spec.network,
             "workspace": self.inner_workspace,
+            "user": self.identity.describe(),
             "limits": self.enforcement.describe(),
         }

@@ -91,6 +91,30 @@ def _runtime_view(search_path: str) -> RuntimeView:
     return RuntimeView(tuple(mounts), tuple(dict.fromkeys([*path, *SYSTEM_PATH])))
 
 
+class _Tree:
+    """What exists inside the sandbox so far, to create the parents of a mount point readable
+    by everyone (bwrap would make them 0700 and root's, closed to the sandbox uid)."""
+
+    def __init__(self, bound: list[str]) -> None:
+        self.bound = list(bound)  # mounted trees: everything below them exists
+        self.dirs: set[str] = set()  # single directories made so far
+
+    def add(self, path: str) -> None:
+        self.bound.append(path)
+
+    def parents(self, target: str) -> list[str]:
+        """``--perms 0755 --dir P`` for each parent of ``target`` not yet there."""
+        opts: list[str] = []
+        parts = [p for p in target.split("/") if p][:-1]
+        for i in range(1, len(parts) + 1):
+            parent = "/" + "/".join(parts[:i])
+            if parent not in self.dirs and not _visible(parent, self.bound):
+                opts += ["--perms", "0755", "--dir", parent]
+                self.dirs.add(parent)
+        self.bound.append(target)
+        return opts
+
+
 def bwrap_executable() -> str | None:
     return os.environ.get("ZE_BENCHMARKS_BWRAP") or shutil.which("bwrap")
 
@@ -119,6 +143,11 @@ class BwrapSandbox(Sandbox):
         spec, view = self.spec, runtime_view()
         opts = ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
                 "--hostname", "sandbox", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+        if self.identity.switch:
+            # Only for bwrap's own chdir into the workspace (the sandbox uid's, 0700) and for
+            # setpriv, which switches to the sandbox uid and drops them all before the command.
+            opts += ["--cap-add", "CAP_DAC_READ_SEARCH", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
+                     "--cap-add", "CAP_SETPCAP"]
         if not spec.network:
             opts.append("--unshare-net")
         opts += ["--ro-bind", "/usr", "/usr"]
@@ -136,12 +165,18 @@ class BwrapSandbox(Sandbox):
                 opts += ["--tmpfs", directory, "--remount-ro", directory]
         if spec.network and os.path.isdir("/run/systemd/resolve"):
             opts += ["--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve"]
+        made = _Tree(["/usr", "/etc", *(t for t in _TOP_LEVEL if os.path.isdir(t))])
         # The private tmpfs first: a mount below /tmp (a runtime installed there) goes on top.
+        # Both are writable by the sandbox uid (bwrap makes them as root).
         size = str(spec.limits.tmpfs_bytes)
-        opts += ["--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", HOME,
+        opts += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
+        opts += [*made.parents(HOME), "--perms", "0777", "--size", size, "--tmpfs", HOME,
                  "--symlink", "../tmp", "/var/tmp", "--proc", "/proc", "--dev", "/dev"]
+        # The kernel's settings stay the host's: read-only even to a process that is root.
+        opts += ["--ro-bind", "/proc/sys", "/proc/sys", "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"]
+        made.add("/tmp")
         for prefix in view.mounts:
-            opts += ["--ro-bind", prefix, prefix]
+            opts += [*made.parents(prefix), "--ro-bind", prefix, prefix]
         inside: list[str] = []
         for mount in spec.mounts:
             source = mount.source.resolve()
@@ -150,7 +185,7 @@ class BwrapSandbox(Sandbox):
                 # A file of the workspace pinned read-only: bound over the workspace's own bind.
                 inside += [*bind, self.mount_point(mount)]
             else:
-                opts += [*bind, mount.inner]
+                opts += [*made.parents(mount.inner), *bind, mount.inner]
         opts += ["--bind", str(self.workspace), WORKSPACE, *inside, "--remount-ro", "/", "--chdir", WORKSPACE]
         return opts
 
@@ -182,7 +217,7 @@ def probe() -> str | None:
     with tempfile.TemporaryDirectory(prefix=owned("zebench-probe-")) as tmp:
         try:
             sandbox = BwrapSandbox(Path(tmp), SandboxSpec(kind="bwrap"))
-            result = sandbox.run("test -w /workspace && test ! -e /proc/1/environ -o -r /proc/1/environ",
+            result = sandbox.run("test -w /workspace && test -r /proc/self/status",
                                  timeout_s=20)
             sandbox.close()
         except (OSError, subprocess.SubprocessError) as exc:

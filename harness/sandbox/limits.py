@@ -5,9 +5,10 @@ the size of any one file written. Processes and memory are enforced by a cgroup 
 command (cgroup v2 where the harness may create one, else the v1 ``pids`` and ``memory``
 controllers), which also lets the sandbox kill every process the command started, even one
 that left its process group. Where no cgroup can be made, ``prlimit`` sets per-process
-rlimits instead: ``RLIMIT_DATA`` for memory and ``RLIMIT_NPROC`` for processes. The kernel does
-not apply ``RLIMIT_NPROC`` to root, so as root without a cgroup the process count is not
-limited, and the run's record says so. ``RLIMIT_FSIZE`` (file size) always comes from prlimit.
+rlimits instead: ``RLIMIT_DATA`` for memory and ``RLIMIT_NPROC`` for processes, counted over
+every process of the uid commands run as (:mod:`harness.sandbox.identity`), so parallel runs
+share the allowance; the kernel does not apply ``RLIMIT_NPROC`` to root, so the harness not
+being root's own uid matters. ``RLIMIT_FSIZE`` (file size) always comes from prlimit.
 
 What was enforced, and how, is reported by :meth:`LimitEnforcement.describe` and stored with
 every run.
@@ -310,10 +311,11 @@ class LimitEnforcement:
     limits: Limits
     cgroups: CgroupSupport | None
     prlimit: str | None  # path of the prlimit executable
+    uid: int = field(default_factory=os.getuid)  # the uid commands run as
 
     @classmethod
-    def detect(cls, limits: Limits) -> "LimitEnforcement":
-        return cls(limits, cgroup_support(), shutil.which("prlimit"))
+    def detect(cls, limits: Limits, uid: int | None = None) -> "LimitEnforcement":
+        return cls(limits, cgroup_support(), shutil.which("prlimit"), os.getuid() if uid is None else uid)
 
     def _by_cgroup(self, controller: str) -> bool:
         return self.cgroups is not None and controller in self.cgroups.controllers
@@ -328,9 +330,9 @@ class LimitEnforcement:
             opts.append(f"--fsize={lim.file_size_bytes}")
         if lim.memory_bytes is not None and not self._by_cgroup("memory"):
             opts.append(f"--data={lim.memory_bytes}")
-        if lim.max_processes is not None and not self._by_cgroup("pids") and os.getuid() != 0:
+        if lim.max_processes is not None and not self._by_cgroup("pids") and self.uid != 0:
             # RLIMIT_NPROC counts every process of the user, so the allowance is on top of them.
-            opts.append(f"--nproc={_processes_of_user(os.getuid()) + lim.max_processes}")
+            opts.append(f"--nproc={_processes_of_user(self.uid) + lim.max_processes}")
         return [self.prlimit, *opts, "--"]
 
     def new_cgroup(self) -> Cgroup | None:
@@ -350,7 +352,7 @@ class LimitEnforcement:
             procs = None
         elif self._by_cgroup("pids"):
             procs = f"{cg} pids.max"
-        elif pr and os.getuid() != 0:
+        elif pr and self.uid != 0:
             procs = "prlimit RLIMIT_NPROC"
         else:
             procs = None

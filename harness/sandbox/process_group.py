@@ -1,15 +1,18 @@
 """The ``none`` backend: process-group confinement only, for machines where bwrap cannot run.
 
-A command runs as the harness's user, in the workspace directory, in its own session, with
+A command runs as the harness's user (an unprivileged uid when the harness is root,
+:mod:`harness.sandbox.identity`), in the workspace directory, in its own session, with
 the sandbox's clean environment (no secret variable; a private ``$HOME`` and ``$TMPDIR``
 made for the command and deleted after it, as bwrap's are), the limits of
 :mod:`harness.sandbox.limits`, and is
 killed with everything it started when it returns or times out: its process group, its
 cgroup when one could be made, and any process still carrying the sandbox's marker variable.
 
-It does **not** hide the filesystem (a command can read ``suites/`` and write anywhere the
-user can), other processes (``/proc/<pid>/environ`` of the harness holds its API keys), or
-the network. Runs record the kind, so such runs are never mistaken for contained ones.
+It does **not** hide the filesystem (a command can read ``suites/``: as root's sandbox uid it
+keeps the capability to read every file, see :meth:`Identity.for_process_group`, and it can
+write wherever its uid may), the network, or other processes (when the harness is not root,
+they are the same user's: ``/proc/<pid>/environ`` of the harness holds its API keys). Runs
+record the kind, so such runs are never mistaken for contained ones.
 """
 
 from __future__ import annotations
@@ -35,7 +38,9 @@ class ProcessGroupSandbox(Sandbox):
 
     def __init__(self, workspace: Path, spec: SandboxSpec) -> None:
         super().__init__(workspace, spec)
+        self.identity = self.identity.for_process_group()
         self._private = Path(tempfile.mkdtemp(prefix=owned("zebench-sandbox-")))
+        self.adopt(self._private)
 
     @property
     def inner_workspace(self) -> str:
@@ -56,6 +61,7 @@ class ProcessGroupSandbox(Sandbox):
         scope = Path(tempfile.mkdtemp(prefix="cmd-", dir=self._private))
         (scope / "home").mkdir()
         (scope / "tmp").mkdir()
+        self.adopt(scope)
         try:
             yield {"HOME": str(scope / "home"), "TMPDIR": str(scope / "tmp")}
         finally:

@@ -252,10 +252,14 @@ class Toolset:
         target = self._confine(path)
         if target == self.workspace or target.is_dir():
             raise ToolFailure(f"{path!r} is a directory")
+        missing = next((p for p in [target.parent, *target.parent.parents] if p.exists()), self.workspace)
         target.parent.mkdir(parents=True, exist_ok=True)
         # The parent may have been created through a path the model controls; check again.
         target = confine(self.workspace, str(target))
         _replace_file(target, data)
+        # What the tool made belongs to the uid the agent's commands run as.
+        created = target.parent.relative_to(missing).parts if target.parent != missing else ()
+        self.sandbox.adopt(missing / created[0] if created else target)
         return ToolResult(f"wrote {len(data)} bytes to {relative(self.workspace, target)}")
 
     def _list_directory(self, path: str = ".", recursive: bool = False) -> ToolResult:
