@@ -69,6 +69,11 @@ def sweep(workspaces_root: Path | None = None) -> SweepReport:
     """Remove leftovers of dead harness processes: workspaces and grading copies under
     ``workspaces_root``, the harness's temporary directories, and sandboxed processes."""
     report = SweepReport()
+    owners = {os.getuid()}
+    if os.geteuid() == 0:  # a workspace belongs to the uid the sandbox ran commands as
+        from harness.sandbox.identity import sandbox_uid
+
+        owners.add(sandbox_uid()[0])
     places: list[tuple[Path, tuple[str, ...]]] = [(Path(tempfile.gettempdir()), TEMP_PREFIXES)]
     if workspaces_root is not None:
         places.append((Path(workspaces_root), ("",)))
@@ -84,7 +89,7 @@ def sweep(workspaces_root: Path | None = None) -> SweepReport:
             if owner is None or owner == os.getpid() or pid_alive(owner):
                 continue
             try:
-                if entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_uid == os.getuid():
+                if entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_uid in owners:
                     shutil.rmtree(entry.path, ignore_errors=True)
                     report.removed.append(entry.path)
             except OSError:

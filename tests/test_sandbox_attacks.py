@@ -563,3 +563,50 @@ def test_the_run_records_the_sandbox_and_its_limits(lab, sandbox_kind):
     assert info["kind"] == sandbox_kind and info["network"] is False
     assert info["limits"]["time"]["enforcedBy"] == "harness timer"
     assert out.record.metadata["judge"] == "none"
+
+
+# --------------------------------------------------------------------------- the kernel
+
+SYSCTL = "/proc/sys/kernel/printk_ratelimit_burst"
+
+
+def test_a_kernel_setting_written_from_a_command_keeps_the_hosts_value(lab, sandbox_kind):
+    before = Path(SYSCTL).read_text()
+    pattern = Path("/proc/sys/kernel/core_pattern").read_text()
+    out = run_attack(lab, sandbox_kind, [
+        sh(f"echo $(( $(cat {SYSCTL}) + 1 )) > {SYSCTL}; echo '|/bin/sh -c id' > /proc/sys/kernel/core_pattern; "
+           "echo 3 > /proc/sys/vm/drop_caches; echo 4194000 > /proc/sys/kernel/pid_max; "
+           f"cat {SYSCTL}; id -u"),
+    ])
+    assert Path(SYSCTL).read_text() == before
+    assert Path("/proc/sys/kernel/core_pattern").read_text() == pattern
+    user = out.record.metadata["sandbox"]["user"]
+    assert stdout_of(out.results[0]).split()[-1] == str(user["uid"])
+    if os.geteuid() == 0:
+        assert user["uid"] != 0 and user["switchedFromRoot"] is True
+
+
+_KEYS = textwrap.dedent("""\
+    import ctypes, platform, sys
+    add_key, keyctl = {"x86_64": (248, 250), "aarch64": (217, 219)}[platform.machine()]
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    USER_KEYRING, SEARCH = -4, 10
+    if sys.argv[1] == "add":
+        key = libc.syscall(add_key, b"user", b"zebench-attack", b"planted", 7, USER_KEYRING)
+        print("added" if key > 0 else "refused")
+    else:
+        found = libc.syscall(keyctl, SEARCH, USER_KEYRING, b"user", b"zebench-attack", 0)
+        print("FOUND" if found > 0 else "absent")
+""")
+
+
+@bwrap_only
+def test_bwrap_keeps_a_key_planted_in_the_kernel_keyring_from_the_next_command_and_run(lab):
+    first = run_attack(lab, "bwrap", [write("keys.py", _KEYS), sh("python3 keys.py add; python3 keys.py find"),
+                                       sh("python3 keys.py find")])
+    assert stdout_of(first.results[1]).split() == ["added", "FOUND"]  # the command's own keyring works
+    assert stdout_of(first.results[2]).strip() == "absent"  # and is gone with it
+    assert first.record.metadata["sandbox"]["user"]["keyring"].startswith("private")
+    second = run_attack(lab, "bwrap", [write("keys.py", _KEYS), sh("python3 keys.py find")])
+    assert stdout_of(second.results[1]).strip() == "absent"

@@ -112,7 +112,8 @@ class Identity:
         return info
 
 
-def _sandbox_uid() -> tuple[int, int]:
+def sandbox_uid() -> tuple[int, int]:
+    """(uid, gid) commands run as when the harness is root."""
     value = os.environ.get(UID_ENV, "").strip()
     if value:
         try:
@@ -155,7 +156,7 @@ def resolve_identity() -> Identity:
     if setpriv is None:
         raise IdentityError("bench runs as root and setpriv (util-linux) is not installed, so sandboxed "
                             "commands cannot be run as an unprivileged user; install util-linux")
-    uid, gid = _sandbox_uid()
+    uid, gid = sandbox_uid()
     switch = [setpriv, f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--"]
     ns = unshare if unshare and _userns_works(switch, unshare) else None
     return Identity(uid, gid, True, setpriv, ns)
