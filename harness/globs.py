@@ -13,6 +13,8 @@ from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
+from harness.trees import walk
+
 
 @lru_cache(maxsize=512)
 def glob_regex(pattern: str) -> re.Pattern[str]:
@@ -81,7 +83,7 @@ def walk_files(root: Path, prune_dirs: frozenset[str] | set[str] = frozenset(),
     descending into them.
     """
     exclude = list(exclude)
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames in walk(root):
         rel_dir = os.path.relpath(dirpath, root)
         rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/")
         kept = []

@@ -34,6 +34,7 @@ import configparser
 import os
 import shlex
 import shutil
+import stat
 import sys
 import tempfile
 import tomllib
@@ -43,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from harness.globs import matches_any, walk_files
 from harness.leftovers import owned
+from harness.trees import remove_tree, same_content, valid_utf8, walk
 from harness.workspace import ALWAYS_EXCLUDED, CopyReport, copy_tree, real_directory
 
 if TYPE_CHECKING:
@@ -117,11 +119,7 @@ def protect(copy: Path, sources: list[Source], globs: list[str], keep: tuple[str
     present = set(walk_files(copy, ALWAYS_EXCLUDED))
     for rel in sorted(present - set(originals) - set(keep)):
         if matches_any(rel, globs) or _stdlib_shadow(rel):
-            target = copy / rel
-            if target.is_dir() and not target.is_symlink():
-                shutil.rmtree(target)
-            else:
-                target.unlink(missing_ok=True)
+            remove_tree(copy / rel)
             result.removed.append(rel)
     if result.removed:
         _prune_empty_dirs(copy, [root for root, _ in sources])
@@ -129,22 +127,46 @@ def protect(copy: Path, sources: list[Source], globs: list[str], keep: tuple[str
         if not matches_any(rel, globs) or source.is_symlink() or not source.is_file():
             continue
         target = copy / rel
-        if rel in present and not target.is_symlink() and target.is_file() and target.read_bytes() == source.read_bytes():
+        if rel in present and same_content(target, source):
             continue
         real_directory(copy, rel.rpartition("/")[0])
-        if target.is_symlink() or target.is_file():
-            target.unlink()
-        elif target.is_dir():
-            shutil.rmtree(target)
+        remove_tree(target)
         shutil.copyfile(source, target)
         result.restored.append(rel)
     return result
 
 
+def drop_unsafe_entries(root: Path) -> list[str]:
+    """Remove, under ``root``, links that are absolute or resolve outside it, and entries that
+    are neither regular files, directories nor links. Returns their relative paths."""
+    removed: list[str] = []
+    real_root = os.path.realpath(root)
+    for dirpath, dirnames, filenames in walk(root):
+        for name in [*dirnames, *filenames]:
+            path = os.path.join(dirpath, name)
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                continue
+            if stat.S_ISLNK(mode):
+                target = os.readlink(path)
+                resolved = os.path.realpath(path)
+                unsafe = os.path.isabs(target) or not (resolved == real_root
+                                                       or resolved.startswith(real_root + os.sep))
+            else:
+                unsafe = not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+            if unsafe:
+                remove_tree(path)
+                removed.append(valid_utf8(os.path.relpath(path, root).replace(os.sep, "/")))
+        dirnames[:] = [d for d in dirnames if os.path.isdir(os.path.join(dirpath, d))
+                       and not os.path.islink(os.path.join(dirpath, d))]
+    return removed
+
+
 def _prune_empty_dirs(copy: Path, roots: list[Path]) -> None:
     """Remove directories left empty by :func:`protect` that no original tree has (an empty
     ``pytest/`` would still shadow pytest as a namespace package)."""
-    for dirpath, dirnames, filenames in os.walk(copy, topdown=False):
+    for dirpath, dirnames, filenames in walk(copy, topdown=False):
         path = Path(dirpath)
         if path == copy or filenames or any((path / d).exists() for d in dirnames):
             continue
@@ -194,12 +216,26 @@ class GradingCopy:
     # Hands what the harness writes into the copy to the uid grading commands run as.
     adopt: Callable[[Path], None] = field(default=lambda path: None, repr=False)
 
+    dropped: list[str] = field(default_factory=list)  # what sanitize() took out after commands
+
     def summary(self) -> dict[str, Any]:
-        return {**self.protection.to_dict(), "droppedLinks": self.copy.skipped_links[:200]}
+        data = {**self.protection.to_dict(), "droppedLinks": self.copy.skipped_links[:200]}
+        if self.dropped:
+            data["droppedAfterCommands"] = self.dropped[:200]
+        return data
+
+    def sanitize(self) -> list[str]:
+        """After a grading command (which ran the agent's code): remove every link that leads
+        out of the copy and everything that is not a regular file, directory or link (FIFOs,
+        sockets, devices), so that no later check follows them to the host or waits on them.
+        Returns the relative paths removed."""
+        removed = drop_unsafe_entries(self.path)
+        self.dropped += [r for r in removed if r not in self.dropped]
+        return removed
 
     def remove(self) -> None:
-        shutil.rmtree(self.path, ignore_errors=True)
-        shutil.rmtree(self.reports, ignore_errors=True)
+        remove_tree(self.path)
+        remove_tree(self.reports)
 
     def protect(self) -> Protection:
         """Restore protected files again: a grading command before this one (an install step
@@ -280,8 +316,8 @@ def prepare_grading(scenario: "Scenario", agent_workspace: Path, root: Path) -> 
         config = _write_pytest_config(scenario.fixture_dir, path)
         protection = protect(path, sources, globs, keep=(config.name,))
     except BaseException:
-        shutil.rmtree(path, ignore_errors=True)
-        shutil.rmtree(reports, ignore_errors=True)
+        remove_tree(path)
+        remove_tree(reports)
         raise
     os.chmod(reports, 0o700)
     return GradingCopy(path=path.resolve(), reports=reports.resolve(), pytest_config=config.resolve(),

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from harness.trees import remove_tree
 
 _OWNED = re.compile(r"-p(\d+)-")
 TEMP_PREFIXES = ("zebench-sandbox-", "zebench-reports-", "zebench-tools-", "zebench-probe-")
@@ -50,6 +51,7 @@ def _owner(name: str) -> int | None:
 class SweepReport:
     removed: list[str] = field(default_factory=list)
     killed: list[int] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # "path: why", for entries that could not be removed
 
 
 def default_workspaces_root() -> Path:
@@ -90,10 +92,13 @@ def sweep(workspaces_root: Path | None = None) -> SweepReport:
                 continue
             try:
                 if entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_uid in owners:
-                    shutil.rmtree(entry.path, ignore_errors=True)
-                    report.removed.append(entry.path)
-            except OSError:
-                continue
+                    remove_tree(entry.path)
+                    if os.path.lexists(entry.path):
+                        report.skipped.append(f"{entry.path}: could not be removed entirely")
+                    else:
+                        report.removed.append(entry.path)
+            except Exception as exc:  # noqa: BLE001 - one bad leftover never stops a command
+                report.skipped.append(f"{entry.path}: {type(exc).__name__}: {exc}")
     report.killed = _kill_orphans()
     from harness.sandbox.limits import cgroup_support
 

@@ -11,10 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.globs import walk_files
+from harness.trees import read_regular
 
 NODE_SECTIONS = ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies")
 # Directories that never hold a project's own manifests.
 SKIP_DIRS = frozenset({"node_modules", ".git", ".venv", "venv", "__pycache__", "dist", "build", ".next", ".turbo"})
+MANIFEST_CAP = 2 * 1024 * 1024  # bytes: a larger manifest is not read
 _REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._\-]*)\s*(\[[^\]]*\])?\s*(.*?)\s*$")
 
 
@@ -129,10 +131,12 @@ def parse_manifest_text(text: str, rel_path: str) -> list[DeclaredDependency]:
         if name == "pyproject.toml":
             return _pyproject(text, rel_path)
         return _requirements(text, rel_path)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
-        raise ManifestError(f"{rel_path}: cannot parse: {exc}") from None
     except ManifestError as exc:
         raise ManifestError(f"{rel_path}: {exc}") from None
+    except (ValueError, TypeError, AttributeError, RecursionError, MemoryError) as exc:
+        # Whatever the text holds (a 5,000-digit number, nesting thousands deep, a list
+        # where an object belongs), a manifest that cannot be read is the manifest's fault.
+        raise ManifestError(f"{rel_path}: cannot parse: {str(exc)[:200]}") from None
 
 
 # Folders whose manifests describe other people's packages kept beside the project
@@ -154,8 +158,15 @@ def declared_dependencies(root: Path) -> tuple[list[DeclaredDependency], list[st
     deps: list[DeclaredDependency] = []
     errors: list[str] = []
     for rel in find_manifests(root):
+        data = read_regular(root / rel, MANIFEST_CAP + 1)
+        if data is None:
+            errors.append(f"{rel}: not a regular file that can be read")
+            continue
+        if len(data) > MANIFEST_CAP:
+            errors.append(f"{rel}: more than {MANIFEST_CAP} bytes")
+            continue
         try:
-            deps += parse_manifest_text((root / rel).read_text("utf-8"), rel)
-        except (ManifestError, OSError, UnicodeDecodeError) as exc:
+            deps += parse_manifest_text(data.decode("utf-8"), rel)
+        except (ManifestError, UnicodeDecodeError) as exc:
             errors.append(str(exc))
     return deps, errors

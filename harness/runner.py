@@ -53,7 +53,7 @@ from harness.agents.base import AgentContext, AgentResult, Budgets, SandboxNeeds
 from harness.evaluators.base import EvaluatorResult
 from harness.evaluators.llm_judge import JudgeChoice, ResolvedJudge, resolve_judge
 from harness.evaluators.pipeline import run_evaluators
-from harness.evaluators.validation import missing_tools, scenario_commands
+from harness.evaluators.validation import command_timeout, missing_tools, scenario_commands
 from harness.control import BatchControl
 from harness import leftovers
 from harness.leftovers import owned
@@ -82,7 +82,9 @@ from harness.sandbox import CommandResult, SandboxSpec, open_sandbox, resolve_mo
 from harness.scenarios import Scenario, TierPrompt
 from harness.scoring import RunScore, score_run
 from harness.tools import ToolConfig
+from harness.trees import tree_usage
 from harness.workspace import (
+    ALWAYS_EXCLUDED,
     WorkspaceDiff,
     WorkspaceError,
     compute_diff,
@@ -652,9 +654,20 @@ def _agent_and_evaluate(scenario: Scenario, prompt: TierPrompt, options: RunOpti
         "truncated": diff.truncated,
     }
     record.diff = diff.patch or None
+    over = _over_quota(scenario, workspace)
+    if over is not None:
+        # What the agent left cannot be graded within bounds: its failure, with the figure.
+        record.status, record.failure_class = "failed", "agent"
+        record.total_score = record.weighted_score = 0.0
+        record.is_successful, record.success_metric = False, 0.0
+        record.metadata["error"] = over
+        record.metadata["workspaceQuota"] = True
+        return
     stage("grading")
     grading_started = time.monotonic()
     timings: dict[str, float] = {}
+    watchdog: threading.Timer | None = None
+    overran: list[float] = []
     try:
         with outcome.phases.measure("grading.copy"):
             session = GradingSession(scenario, workspace, setup.sandbox, options.workspaces_root, prompt=prompt.text,
@@ -662,13 +675,27 @@ def _agent_and_evaluate(scenario: Scenario, prompt: TierPrompt, options: RunOpti
                                      judge=setup.judge)
         with session as grading:
             setup.control.register(grading.sandbox)
+            limit_s = grading_deadline_s(scenario)
+
+            def expire() -> None:
+                overran.append(limit_s)
+                grading.sandbox.close(grace_s=0)
+
+            watchdog = threading.Timer(limit_s, expire)
+            watchdog.daemon = True
+            watchdog.start()
             try:
                 outcome.results = run_evaluators(grading.context, on_stage=stage, timings=timings)
             finally:
+                watchdog.cancel()
                 setup.control.unregister(grading.sandbox)
             record.metadata["grading"] = grading.copy.summary()  # after re-protection before test commands
     finally:
         _grading_phases(outcome, timings, (time.monotonic() - grading_started) * 1000.0)
+    if overran:
+        record.status, record.failure_class = "error", "harness"
+        record.metadata["error"] = f"grading did not finish within {overran[0]:.0f} s: its sandbox was closed"
+        return
     if setup.control.stopping and (setup.control.aborted or any("SandboxClosed" in r.details
                                                                  for r in outcome.results)):
         record.status, record.failure_class = "error", "harness"
@@ -695,6 +722,26 @@ def _agent_and_evaluate(scenario: Scenario, prompt: TierPrompt, options: RunOpti
         record.metadata["error"] = "no evaluator produced a score (all skipped or failed)"
     if score.gating_failures:
         record.metadata["gatingFailures"] = score.gating_failures
+
+
+def _over_quota(scenario: Scenario, workspace: Path) -> str | None:
+    """Why the workspace is too big to grade (files or bytes over the scenario's quota), or None."""
+    limits = scenario.limits()
+    usage = tree_usage(workspace, ALWAYS_EXCLUDED, limits.workspace_files, limits.workspace_bytes)
+    if usage.over == "files":
+        return (f"the agent left more than {limits.workspace_files} files in the workspace "
+                f"(sandbox.workspace_files); it was not graded")
+    if usage.over == "bytes":
+        return (f"the agent left more than {limits.workspace_bytes} bytes in the workspace (at least "
+                f"{usage.bytes} in {usage.files} files; sandbox.workspace_mb); it was not graded")
+    return None
+
+
+def grading_deadline_s(scenario: Scenario) -> float:
+    """How long grading may take before its sandbox is closed: every command it may run at
+    its own timeout, plus the judge and the harness's own work (a watchdog, not a budget)."""
+    commands = len(scenario_commands(scenario)) + 1
+    return commands * command_timeout(scenario) + 900.0
 
 
 def _grading_phases(outcome: RunOutcome, timings: dict[str, float], total_ms: float) -> None:
@@ -792,7 +839,7 @@ def run_plan(plan: Plan, options: RunOptions, client: ResultsClient | None,
     if options.workspaces_root is not None:
         try:
             leftovers.sweep(Path(options.workspaces_root))  # a killed earlier batch's workspaces
-        except OSError:
+        except Exception:  # noqa: BLE001 - never a reason for the batch to fail
             pass
     kind = _sandbox_kind(options)
     options = replace(options, sandbox=kind)

@@ -83,6 +83,8 @@ class Scenario:
             max_processes=lim.get("max_processes", base.max_processes),
             file_size_bytes=lim["file_size_mb"] * MiB if "file_size_mb" in lim else base.file_size_bytes,
             tmpfs_bytes=lim["tmp_mb"] * MiB if "tmp_mb" in lim else base.tmpfs_bytes,
+            workspace_bytes=lim["workspace_mb"] * MiB if "workspace_mb" in lim else base.workspace_bytes,
+            workspace_files=lim.get("workspace_files", base.workspace_files),
         )
 
 

@@ -25,13 +25,15 @@ import os
 import secrets
 import shutil
 import stat
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.globs import walk_files
 from harness.leftovers import default_workspaces_root
-from harness.manifests import ManifestError, is_manifest, parse_manifest_text
+from harness.manifests import MANIFEST_CAP, ManifestError, is_manifest, parse_manifest_text
+from harness.trees import copy_sparse, is_sparse, make_dirs, read_regular, remove_tree, same_content, valid_utf8
 
 if TYPE_CHECKING:
     from harness.scenarios import Scenario
@@ -74,15 +76,22 @@ class _FileCopier:
                 if exc.errno not in _NO_REFLINK:
                     raise
                 self.reflink_ok = False
-                shutil.copyfile(src, dst)
+                self._copy(src, dst, st)
         else:
-            shutil.copyfile(src, dst)  # a new inode with its own data (copy_file_range/sendfile)
+            self._copy(src, dst, st)
         # Mode and times only: shutil.copystat would also walk extended attributes, at a cost
         # that dominated copies of many small files.
         os.chmod(dst, stat.S_IMODE(st.st_mode))
         os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns))
         report.files += 1
         report.bytes += st.st_size
+
+    @staticmethod
+    def _copy(src: str, dst: str, st: os.stat_result) -> None:
+        if is_sparse(st):
+            copy_sparse(src, dst, st.st_size)  # holes stay holes: a filled copy could fill the disk
+        else:
+            shutil.copyfile(src, dst)  # a new inode with its own data (copy_file_range/sendfile)
 
 
 def _inside(target: Path, root: Path) -> bool:
@@ -131,15 +140,12 @@ def copy_tree(src: Path, dst: Path, exclude: list[str] | tuple[str, ...] = (),
         parent = rel.rpartition("/")[0]
         if parent not in made_dirs:
             if fresh:
-                os.makedirs(os.path.join(dst, parent), exist_ok=True)
+                make_dirs(os.path.join(dst, parent))
             else:
                 real_directory(dst, parent)
             made_dirs.add(parent)
         if not fresh:
-            if os.path.islink(target) or os.path.isfile(target):
-                os.unlink(target)
-            elif os.path.isdir(target):
-                shutil.rmtree(target)
+            remove_tree(target)
         st = os.lstat(source)
         if stat.S_ISLNK(st.st_mode):
             link = os.readlink(source)
@@ -166,7 +172,7 @@ class Workspace:
 
     def remove(self) -> None:
         """Delete the workspace directory (idempotent)."""
-        shutil.rmtree(self.path, ignore_errors=True)
+        remove_tree(self.path)
 
 
 def create_workspace(scenario: Scenario, root: Path | str | None = None, label: str | None = None) -> Workspace:
@@ -241,13 +247,37 @@ class WorkspaceDiff:
         return data
 
 
-def _read(path: Path) -> bytes | None:
-    if path.is_symlink():
-        return f"symlink -> {os.readlink(path)}".encode()
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
+DIFF_FILE_CAP = 512 * 1024  # bytes of one file read for its unified diff
+DIFF_LINE_CAP = 20_000  # lines of one file given to difflib
+DIFF_DEADLINE_S = 120.0  # wall time of one diff; what is left after it is not shown
+
+
+class _Side:
+    """One side of a changed file, read as far as the diff needs it."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.data: bytes | None = None  # None: absent (or not a regular file, see note)
+        self.note: str | None = None  # why it is not diffed line by line
+        self.size = 0
+        if path is None:
+            return
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return
+        if stat.S_ISLNK(st.st_mode):
+            try:
+                self.data = f"symlink -> {os.readlink(path)}".encode("utf-8", "surrogateescape")
+            except OSError:
+                self.note = "a link that cannot be read"
+        elif not stat.S_ISREG(st.st_mode):
+            self.note = "not a regular file (a FIFO, socket or device)"
+        elif st.st_size > DIFF_FILE_CAP:
+            self.size = st.st_size
+            self.note = f"{st.st_size} bytes"
+        else:
+            self.data = read_regular(path, DIFF_FILE_CAP)
+            self.size = len(self.data or b"")
 
 
 def _as_text(data: bytes | None) -> list[str] | None:
@@ -258,6 +288,8 @@ def _as_text(data: bytes | None) -> list[str] | None:
     try:
         lines = data.decode("utf-8").splitlines(keepends=True)
     except UnicodeDecodeError:
+        return None
+    if len(lines) > DIFF_LINE_CAP:
         return None
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"  # keeps unified_diff's output line-structured
@@ -281,51 +313,85 @@ def _dependency_changes(rel: str, before: bytes | None, after: bytes | None) -> 
     return changes
 
 
+def _changed(a: Path, b: Path) -> bool:
+    a_link, b_link = os.path.islink(a), os.path.islink(b)
+    if a_link or b_link:
+        try:
+            return not (a_link and b_link and os.readlink(a) == os.readlink(b))
+        except OSError:
+            return True
+    return not same_content(a, b)
+
+
 def compute_diff(fixture: Path | None, workspace: Path, exclude: list[str] | tuple[str, ...] = (),
-                 max_bytes: int = DEFAULT_DIFF_CAP) -> WorkspaceDiff:
+                 max_bytes: int = DEFAULT_DIFF_CAP, deadline_s: float = DIFF_DEADLINE_S) -> WorkspaceDiff:
     """Diff ``workspace`` against ``fixture``.
 
     The fixture side honours the same exclusions as the copy, so files never copied do not
     count as deleted; on the workspace side only ``ALWAYS_EXCLUDED`` directories are skipped,
     so an agent creating an excluded file name still shows up. Text files get a unified diff;
-    binary files a one-line note. The patch keeps at most ``max_bytes`` characters and says
-    how many files were left out.
+    binary files, files over :data:`DIFF_FILE_CAP` bytes or :data:`DIFF_LINE_CAP` lines, and
+    what is not a regular file get a one-line note. Files are compared a chunk at a time and
+    never read past the caps, so memory stays bounded whatever the workspace holds; after
+    ``deadline_s`` seconds the rest is left out and said so. The patch keeps at most
+    ``max_bytes`` characters and says how many files were left out. File names that are not
+    UTF-8 are listed with ``\\udcNN`` escapes.
     """
+    stop_at = time.monotonic() + deadline_s
     before = set(walk_files(fixture, ALWAYS_EXCLUDED, exclude, anywhere=True)) if fixture else set()
     after = set(walk_files(workspace, ALWAYS_EXCLUDED))
-    diff = WorkspaceDiff(added=sorted(after - before), deleted=sorted(before - after))
+    added, deleted = sorted(after - before), sorted(before - after)
+    modified: list[str] = []
+    uncompared = 0
     for rel in sorted(before & after):
-        a, b = fixture / rel, workspace / rel
-        if a.is_symlink() != b.is_symlink() or _read(a) != _read(b):
-            diff.modified.append(rel)
+        if time.monotonic() > stop_at:
+            uncompared += 1
+        elif _changed(fixture / rel, workspace / rel):
+            modified.append(rel)
 
     pieces: list[str] = []
     size = 0
     left_out = 0
-    for rel in diff.changed_files:
-        old = _read(fixture / rel) if rel in before else None
-        new = _read(workspace / rel) if rel in after else None
-        if is_manifest(rel):
-            diff.dependency_changes += _dependency_changes(rel, old, new)
-        if size >= max_bytes:
+    dependency_changes: list[DependencyChange] = []
+    for rel in sorted({*added, *modified, *deleted}):
+        old_path = fixture / rel if rel in before else None
+        new_path = workspace / rel if rel in after else None
+        if is_manifest(rel) and time.monotonic() <= stop_at:
+            dependency_changes += _dependency_changes(
+                rel, read_regular(old_path, MANIFEST_CAP) if old_path else None,
+                read_regular(new_path, MANIFEST_CAP) if new_path else None)
+        if size >= max_bytes or time.monotonic() > stop_at:
             left_out += 1
             continue
-        old_lines, new_lines = _as_text(old), _as_text(new)
-        if old_lines is None or new_lines is None:
-            piece = f"Binary files a/{rel} and b/{rel} differ\n"
+        name = valid_utf8(rel)
+        old, new = _Side(old_path), _Side(new_path)
+        old_lines = None if old.note else _as_text(old.data)
+        new_lines = None if new.note else _as_text(new.data)
+        if old.note or new.note:
+            notes = [f"{side} {s.note}" for side, s in (("a:", old), ("b:", new)) if s.note]
+            piece = f"Files a/{name} and b/{name} differ, not shown ({'; '.join(notes)})\n"
+        elif old_lines is None or new_lines is None:
+            piece = f"Binary files a/{name} and b/{name} differ\n"
         else:
             piece = "".join(difflib.unified_diff(
                 old_lines, new_lines,
-                fromfile=f"a/{rel}" if rel in before else "/dev/null",
-                tofile=f"b/{rel}" if rel in after else "/dev/null",
+                fromfile=f"a/{name}" if old_path else "/dev/null",
+                tofile=f"b/{name}" if new_path else "/dev/null",
             ))
+            piece = valid_utf8(piece)
         if size + len(piece) > max_bytes:
             piece = piece[: max_bytes - size] + "\n"
-            diff.truncated = True
         pieces.append(piece)
         size += len(piece)
+    diff = WorkspaceDiff(added=[valid_utf8(r) for r in added], modified=[valid_utf8(r) for r in modified],
+                         deleted=[valid_utf8(r) for r in deleted], dependency_changes=dependency_changes)
+    if size >= max_bytes:
+        diff.truncated = True
     if left_out:
         diff.truncated = True
         pieces.append(f"... diff truncated: {left_out} more changed file(s) not shown\n")
+    if uncompared:
+        diff.truncated = True
+        pieces.append(f"... diff stopped after {deadline_s:.0f} s: {uncompared} file(s) not compared\n")
     diff.patch = "".join(pieces)
     return diff

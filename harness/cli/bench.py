@@ -90,9 +90,12 @@ def main() -> None:
     from harness.leftovers import default_workspaces_root, sweep
 
     try:  # what a killed earlier run left behind: never a reason for this command to fail
-        sweep(default_workspaces_root())
-    except OSError:
-        pass
+        report = sweep(default_workspaces_root())
+    except Exception as exc:  # noqa: BLE001
+        click.echo(f"warning: could not sweep leftovers of earlier runs: {type(exc).__name__}: {exc}", err=True)
+    else:
+        for entry in report.skipped:
+            click.echo(f"warning: a leftover of an earlier run was not removed: {entry}", err=True)
 
 
 class _LazyCommands(dict):

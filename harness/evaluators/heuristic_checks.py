@@ -39,6 +39,7 @@ from harness.evaluators.validation import run_graded
 from harness.globs import glob_files
 from harness.sandbox import Mount
 from harness.scenarios import compile_pattern
+from harness.trees import is_regular, read_regular
 from harness.workspace import ALWAYS_EXCLUDED
 
 NAME = "heuristic_checks"
@@ -93,11 +94,10 @@ def _pattern_check(check: dict[str, Any], ctx: EvaluationContext) -> tuple[bool,
     negate = bool(check.get("negate"))
     hits = []
     for rel in files:
-        try:
-            with open(ctx.workspace / rel, "rb") as fh:
-                text = fh.read(MAX_SCAN_BYTES).decode("utf-8", errors="replace")
-        except OSError:
+        data = read_regular(ctx.workspace / rel, MAX_SCAN_BYTES)  # never a FIFO, never through a link
+        if data is None:
             continue
+        text = data.decode("utf-8", errors="replace")
         if regex.search(text):
             hits.append(rel)
             if not negate:
@@ -144,9 +144,10 @@ def _parse_structured(text: str, suffix: str) -> Any:
 
 def _structured_check(check: dict[str, Any], ctx: EvaluationContext) -> tuple[bool, str]:
     file = ctx.workspace / check["file"]
-    if not file.is_file():
+    data = read_regular(file, MAX_SCAN_BYTES) if is_regular(file) else None
+    if data is None:
         return check.get("exists") is False, f"file not found: {check['file']}"
-    text = file.read_text("utf-8", errors="replace")
+    text = data.decode("utf-8", errors="replace")
     if check.get("json_path"):
         try:
             data = _parse_structured(text, file.suffix)
@@ -154,6 +155,8 @@ def _structured_check(check: dict[str, Any], ctx: EvaluationContext) -> tuple[bo
             return False, f"cannot parse {check['file']}: {(str(exc).splitlines() or [type(exc).__name__])[0]}"
         except RecursionError:
             return False, f"cannot parse {check['file']}: nested too deeply"
+        except ValueError as exc:  # e.g. an integer of thousands of digits
+            return False, f"cannot parse {check['file']}: {str(exc)[:200]}"
         value = json_path_get(data, check["json_path"])
         present = value is not _MISSING and value is not None
         if check.get("exists") is False:

@@ -89,6 +89,8 @@ def run_graded(ctx: EvaluationContext, command: str, label: str, *, test: bool, 
     else:
         env = grading.command_env(ctx.sandbox)
     result = ctx.sandbox.run(command, timeout_s=timeout_s, env=env)
+    if grading is not None:
+        grading.sanitize()  # the command ran the agent's code: links out and FIFOs it left go
     graded = GradedCommand(result, missing_tool=_missing_tool(command, result))
     if test:
         graded.runner = detect_runner(command)

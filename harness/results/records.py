@@ -10,6 +10,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from harness.trees import valid_utf8
+
 RunStatus = Literal["completed", "failed", "timeout", "budget_exceeded", "error"]
 FailureClass = Literal["agent", "validation", "judge", "infra", "harness"]
 
@@ -50,6 +52,18 @@ def new_batch_id() -> str:
 
 def new_stress_id() -> str:
     return f"stress_{int(time.time() * 1000)}_{_rand36(8)}"
+
+
+def storable(value: Any) -> Any:
+    """``value`` with every string made valid UTF-8 (file names that were not, output with
+    lone surrogates): a record is stored or spooled whatever its content."""
+    if isinstance(value, str):
+        return valid_utf8(value)
+    if isinstance(value, dict):
+        return {storable(k): storable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [storable(v) for v in value]
+    return value
 
 
 @dataclass

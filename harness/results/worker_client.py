@@ -14,7 +14,7 @@ import logging
 from typing import Any, Literal, Sequence
 
 from harness.results.client import NotAWorkerError, PostOutcome, ResultsClient, ResultsError
-from harness.results.records import BatchRecord, RunRecord, StressRecord
+from harness.results.records import BatchRecord, RunRecord, StressRecord, storable
 from harness.results.spool import KEY_FIELDS, DeliveryOutcome, Kind, Spool, SpoolEntry, SyncReport, record_key
 from harness.results.transport import Transport, TransportResponse, TransportUnavailable
 from harness.secrets import Redactor
@@ -111,7 +111,7 @@ class WorkerClient(ResultsClient):
         the bulk route gets the runs one by one. Raises :class:`NotAWorkerError` as
         :meth:`post_run` does, after spooling the runs not yet confirmed."""
         redactor = Redactor.from_environment()
-        bodies = [redactor.data(run.to_wire()) for run in runs]
+        bodies = [redactor.data(storable(run.to_wire())) for run in runs]
         outcomes: list[PostOutcome | ResultsError] = []
         try:
             self.verify()  # learns how many runs the worker takes at once
@@ -203,7 +203,7 @@ class WorkerClient(ResultsClient):
     def _post(self, kind: Kind, path: str, body: dict[str, Any], query: dict[str, str] | None = None) -> PostOutcome:
         # No secret of this process's environment is ever stored or spooled, wherever it hid
         # (a transcript, a command's output, an error message).
-        return self._send(kind, path, Redactor.from_environment().data(body), query)
+        return self._send(kind, path, Redactor.from_environment().data(storable(body)), query)
 
     def _send(self, kind: Kind, path: str, body: dict[str, Any], query: dict[str, str] | None = None) -> PostOutcome:
         try:

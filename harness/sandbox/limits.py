@@ -42,11 +42,16 @@ class Limits:
     file_size_bytes: int | None = 1 * GiB
     output_bytes: int = 64 * 1024  # per stream, head and tail kept
     tmpfs_bytes: int = 512 * MiB  # size of the private /tmp and $HOME (bwrap)
+    # What an agent may leave in its workspace to be graded (build output and dependency
+    # folders not counted): over it, the run fails as the agent's without being graded.
+    workspace_bytes: int = 1 * GiB  # apparent size, holes included
+    workspace_files: int = 100_000
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "timeoutS": self.timeout_s, "maxProcesses": self.max_processes, "memoryBytes": self.memory_bytes,
             "fileSizeBytes": self.file_size_bytes, "outputBytes": self.output_bytes, "tmpfsBytes": self.tmpfs_bytes,
+            "workspaceBytes": self.workspace_bytes, "workspaceFiles": self.workspace_files,
         }
 
 

@@ -18,7 +18,6 @@ record the kind, so such runs are never mistaken for contained ones.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import tempfile
 from collections.abc import Iterator
@@ -29,6 +28,7 @@ from typing import Any
 from harness.leftovers import MARKER_VAR, owned
 from harness.sandbox.base import Mount, Sandbox, SandboxSpec, _passthrough_env, interpreter_bin
 from harness.sandbox.limits import Cgroup
+from harness.trees import remove_tree
 
 
 
@@ -65,7 +65,7 @@ class ProcessGroupSandbox(Sandbox):
         try:
             yield {"HOME": str(scope / "home"), "TMPDIR": str(scope / "tmp")}
         finally:
-            shutil.rmtree(scope, ignore_errors=True)
+            remove_tree(scope)
 
     def _argv(self, command: list[str]) -> tuple[list[str], dict[str, Any]]:
         return command, {"cwd": str(self.workspace)}
@@ -89,4 +89,4 @@ class ProcessGroupSandbox(Sandbox):
                 continue
 
     def _cleanup(self) -> None:
-        shutil.rmtree(self._private, ignore_errors=True)
+        remove_tree(self._private)

@@ -29,6 +29,7 @@ from harness.sandbox import SandboxClosed
 from harness.secrets import Redactor
 from harness.tools.oracle import Oracle
 from harness.tools.paths import PathOutsideWorkspace, confine, relative
+from harness.trees import make_dirs, read_regular, walk
 
 if TYPE_CHECKING:
     from harness.agents.base import AgentContext
@@ -235,8 +236,9 @@ class Toolset:
             raise ToolFailure(f"{path!r} is a directory; use list_directory")
         if not target.exists():
             raise ToolFailure(f"no such file: {path!r}")
-        with open(target, "rb") as fh:
-            data = fh.read(self.read_cap * 4 + 1)
+        data = read_regular(target, self.read_cap * 4 + 1)
+        if data is None:
+            raise ToolFailure(f"{path!r} is not a regular file (a FIFO, socket or device is not read)")
         text = data.decode("utf-8", errors="replace")
         if len(text) > self.read_cap:
             size = target.stat().st_size
@@ -253,7 +255,7 @@ class Toolset:
         if target == self.workspace or target.is_dir():
             raise ToolFailure(f"{path!r} is a directory")
         missing = next((p for p in [target.parent, *target.parent.parents] if p.exists()), self.workspace)
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(target.parent)
         # The parent may have been created through a path the model controls; check again.
         target = confine(self.workspace, str(target))
         _replace_file(target, data)
@@ -271,7 +273,7 @@ class Toolset:
         entries: list[str] = []
         truncated = False
         if recursive:
-            for dirpath, dirnames, filenames in os.walk(target):
+            for dirpath, dirnames, filenames in walk(target):
                 dirnames[:] = sorted(d for d in dirnames if d not in _NOISE_DIRS)
                 base = Path(dirpath)
                 for d in dirnames:
@@ -284,7 +286,9 @@ class Toolset:
             entries.sort()
         else:
             for child in sorted(target.iterdir(), key=lambda p: p.name):
-                entries.append(child.name + ("/" if child.is_dir() else ""))
+                # A link is listed as itself: whether its target is a directory is not the
+                # workspace's business (it may point at the host).
+                entries.append(child.name + ("@" if child.is_symlink() else "/" if child.is_dir() else ""))
         if len(entries) > DEFAULT_LIST_CAP:
             entries, truncated = entries[:DEFAULT_LIST_CAP], True
         text = "\n".join(entries) if entries else "(empty directory)"
