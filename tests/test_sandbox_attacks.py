@@ -745,3 +745,20 @@ def test_a_file_name_that_is_not_utf8_still_lets_the_run_be_stored(lab, sandbox_
     out = run_attack(lab, sandbox_kind, [sh("touch \"$(printf 'bad\\377\\376name.py')\" && ls")])
     assert_ended_like_echo(lab, sandbox_kind, out)
     assert "bad\\udcff\\udcfename.py" in out.record.metadata["diff"]["changedFiles"]
+
+
+def test_two_40mb_model_answers_are_refused_without_filling_memory_or_the_cache(lab, sandbox_kind):
+    from harness.providers.cache import default_cache_dir
+
+    def cache_bytes() -> int:
+        root = default_cache_dir()
+        return sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) if root.exists() else 0
+
+    huge = "A" * 40_000_000
+    before, cached_before = rss_now(), cache_bytes()
+    out, peak = peak_rss_during(lambda: run_attack(lab, sandbox_kind, [(huge, []), (huge, [])]))
+    assert peak - before < 300 * 2 ** 20, f"peak grew by {(peak - before) / 2 ** 20:.0f} MiB"
+    assert cache_bytes() - cached_before < 2 ** 20
+    assert out.record.status == "error" and out.record.failure_class == "agent"
+    assert "larger than" in out.record.metadata["agentError"]
+    assert len(out.mock.bodies) == 1  # not retried: the answer is the model's, not an outage

@@ -297,8 +297,15 @@ def classify_sdk_error(provider: str, exc: Exception, sdk: Any) -> Exception:
     Both SDKs share the same exception names (``APIStatusError``, ``APITimeoutError``,
     ``APIConnectionError``), which is what makes one function enough.
     """
+    from harness.providers.http import ResponseTooLarge
     from harness.providers.retry import is_retryable_status, parse_retry_after
 
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, ResponseTooLarge):
+            # What the model sent, not an outage: not retried, and the run's, not the provider's.
+            return ProviderError(f"{provider}: {cause}", kind="refused")
+        cause = cause.__cause__ or cause.__context__
     if isinstance(exc, sdk.APITimeoutError):
         return RetryableError(f"{provider}: request timed out", reason="timeout")
     if isinstance(exc, sdk.APIConnectionError):

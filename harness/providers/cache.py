@@ -22,6 +22,7 @@ from typing import Any
 from harness.providers.types import ChatRequest, ChatResponse, ToolCall, Usage
 
 CACHE_FORMAT = 1
+MAX_ENTRY_BYTES = 2 * 1024 * 1024  # a larger answer is not kept: replaying it is not worth the disk
 
 
 def default_cache_dir() -> Path:
@@ -98,6 +99,8 @@ class ResponseCache:
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         body = json.dumps({"format": CACHE_FORMAT, "response": response_to_dict(response)}, ensure_ascii=False)
+        if len(body) > MAX_ENTRY_BYTES:
+            return
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:

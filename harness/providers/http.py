@@ -24,6 +24,15 @@ import functools
 import os
 from typing import TYPE_CHECKING
 
+#: The most bytes one model answer may have on the wire (a real one is a few kilobytes; a
+#: larger one is refused before it is parsed, so a hostile server cannot fill the memory).
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+
+
+class ResponseTooLarge(Exception):
+    """A model server's answer went past :data:`MAX_RESPONSE_BYTES`."""
+
+
 #: The environment variable that picks the async clients' transport: ``aiohttp`` (the default
 #: when it is installed) or ``httpx`` (the respx-mockable bridge).
 TRANSPORT_ENV = "ZE_BENCHMARKS_HTTP_TRANSPORT"
@@ -76,9 +85,14 @@ def _bridge_transport_class():
             self.request = request
 
         def __iter__(self):  # noqa: ANN204 - a generator of bytes
+            received = 0
             try:
                 # Content-Encoding is undone here by httpx (the header is not passed on).
-                yield from self.response.iter_bytes()
+                for chunk in self.response.iter_bytes():
+                    received += len(chunk)
+                    if received > MAX_RESPONSE_BYTES:
+                        raise ResponseTooLarge(f"the answer is larger than {MAX_RESPONSE_BYTES} bytes")
+                    yield chunk
             except httpx.TransportError as exc:
                 raise translate(exc, self.request) from exc
 
@@ -151,8 +165,12 @@ def _async_bridge_transport_class():
             self.request = request
 
         async def __aiter__(self):  # noqa: ANN204 - an async generator of bytes
+            received = 0
             try:
                 async for chunk in self.response.aiter_bytes():
+                    received += len(chunk)
+                    if received > MAX_RESPONSE_BYTES:
+                        raise ResponseTooLarge(f"the answer is larger than {MAX_RESPONSE_BYTES} bytes")
                     yield chunk
             except httpx.TransportError as exc:
                 raise translate(exc, self.request) from exc
