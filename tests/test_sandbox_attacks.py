@@ -762,3 +762,39 @@ def test_two_40mb_model_answers_are_refused_without_filling_memory_or_the_cache(
     assert out.record.status == "error" and out.record.failure_class == "agent"
     assert "larger than" in out.record.metadata["agentError"]
     assert len(out.mock.bodies) == 1  # not retried: the answer is the model's, not an outage
+
+
+def test_bench_show_never_writes_the_agents_escape_sequences_to_the_terminal(lab, sandbox_kind):
+    from click.testing import CliRunner
+
+    from harness.cli.bench import main
+
+    out = run_attack(lab, sandbox_kind, [sh("printf 'before\\033[2J\\033]0;pwned\\007after\\r[bold]x[/bold]\\n'")])
+    shown = CliRunner().invoke(main, ["show", out.record.run_id, "--transcript", "-v", "--db", str(lab.db)],
+                               catch_exceptions=False).output
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert "before\\x1b[2J\\x1b]0;pwned\\x07after" in shown
+
+
+HIDDEN_LINE = 'paginate("abcdefg", page=2, per_page=3)'  # a line of the hidden tests' source
+
+
+def test_what_is_stored_never_holds_the_hidden_tests_source(lab, sandbox_kind):
+    init = (lab.scenario_dir / "repo-fixture" / "pagekit" / "__init__.py").read_text()
+    leak = init + textwrap.dedent("""
+        import atexit as _atexit, pathlib as _pathlib, sys as _sys
+
+        def _leak():
+            for path in _pathlib.Path('tests').glob('*.py'):
+                print(path.read_text())
+                print(path.read_text(), file=_sys.stderr)
+
+        _atexit.register(_leak)
+    """)
+    out = run_attack(lab, sandbox_kind, [write("pagekit/__init__.py", leak)])
+    assert HIDDEN_LINE not in out.stored_text
+    hidden = next(e for e in out.record.evaluations if e.evaluator_name == "hidden_tests")
+    assert "test_middle_page_links_both_ways (failed)" in hidden.details  # ids and outcomes are kept
+    echo = run_attack(lab, sandbox_kind, agent="echo")
+    assert HIDDEN_LINE not in echo.stored_text and "Traceback" not in next(
+        e.details for e in echo.record.evaluations if e.evaluator_name == "hidden_tests")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -12,6 +13,15 @@ from rich.text import Text
 
 from harness.plan import completeness
 from harness.results.records import BatchRecord, RunRecord, mixed_sandbox_note
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Stored text (an agent's output, a command's, a model's) made safe for a terminal: control
+    characters (escape sequences, carriage returns, bells) shown as ``\\xNN``, never sent."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text)
+
 
 _STATUS_STYLE = {"completed": "green", "failed": "red", "timeout": "yellow", "budget_exceeded": "yellow",
                  "error": "red bold"}
@@ -90,9 +100,10 @@ def render_run(console: Console, run: RunRecord, threshold: float | None = None,
     if run.specialist_enabled:
         console.print(f"  Specialist: {run.specialist_name}@{run.specialist_version}")
     if run.metadata.get("error"):
-        console.print(f"  Error: {run.metadata['error']}", style="red")
+        console.print(Text(f"  Error: {printable(str(run.metadata['error']))}", style="red"))
     if run.metadata.get("agentError"):
-        console.print(f"  Agent error: {str(run.metadata['agentError']).splitlines()[0]}", style="red")
+        first = (str(run.metadata["agentError"]).splitlines() or [""])[0]
+        console.print(Text(f"  Agent error: {printable(first)}", style="red"))
     infra = run.metadata.get("infraFailure")
     if isinstance(infra, dict):
         console.print(f"  Infra:    the model provider failed, not the agent (after {infra.get('turnsDone', 0)} "
@@ -111,8 +122,8 @@ def render_run(console: Console, run: RunRecord, threshold: float | None = None,
         label = f"{e.evaluator_name}:".ljust(width + 1)
         if e.status != "ok":
             first = (e.details or "").strip().splitlines()
-            reason = f" ({first[0][:160]})" if first else ""
-            console.print(f"  {label} [dim]{e.status}{reason}[/dim]")
+            reason = f" ({printable(first[0][:160])})" if first else ""
+            console.print(Text(f"  {label} {e.status}{reason}", style="dim"))
             continue
         mark = "[green]✓[/green]" if e.score >= 1.0 else ("[yellow]⚠[/yellow]" if e.score > 0 else "[red]✗[/red]")
         weight = weights.get(e.evaluator_name)
@@ -122,7 +133,7 @@ def render_run(console: Console, run: RunRecord, threshold: float | None = None,
             lines = e.details.strip().splitlines()
             shown = lines[:DETAIL_LINES] + ([f"... {len(lines) - DETAIL_LINES} more line(s)"] if len(lines) > DETAIL_LINES else [])
             for line in shown:
-                console.print(Text("      " + line, style="dim"))
+                console.print(Text("      " + printable(line), style="dim"))
     console.print()
     verdict = "[green bold]✓ PASS[/green bold]" if ok else "[red bold]✗ FAIL[/red bold]"
     thr = run.metadata.get("successThreshold", threshold)
@@ -316,7 +327,7 @@ def _result_lines(entry: dict[str, Any]) -> list[Text]:
     if len(lines) > RESULT_LINES:
         shown.append(f"… {len(lines) - RESULT_LINES} more line(s)")
     first = "    ← error: " if error else "    ← "
-    return [Text((first if i == 0 else " " * len(first)) + line, style="red" if error else "dim")
+    return [Text((first if i == 0 else " " * len(first)) + printable(line), style="red" if error else "dim")
             for i, line in enumerate(shown)]
 
 
@@ -343,7 +354,7 @@ def render_transcript(console: Console, messages: list[Any]) -> None:
     last_role = None
     for m in messages:
         if not isinstance(m, dict):
-            console.print(Text(json.dumps(m, ensure_ascii=False, default=str)))
+            console.print(Text(printable(json.dumps(m, ensure_ascii=False, default=str))))
             continue
         if id(m) in shown:  # a tool result, already shown under its call
             last_role = "tool"
@@ -351,7 +362,7 @@ def render_transcript(console: Console, messages: list[Any]) -> None:
         role = str(m.get("role", "?"))
         if role == "tool":  # a result whose call was not found
             name = m.get("name") or m.get("tool_call_id")
-            console.print(Text(f"tool {name}:" if name else "tool:", style="bold"))
+            console.print(Text(printable(f"tool {name}:") if name else "tool:", style="bold"))
             for line in _result_lines(m):
                 console.print(line)
             last_role = role
@@ -361,16 +372,17 @@ def render_transcript(console: Console, messages: list[Any]) -> None:
             "" if content is None else json.dumps(content, ensure_ascii=False, default=str))
         calls = _calls_of(m) if role == "assistant" else []
         if text or not calls or last_role != "assistant":
-            head = Text(f"{role}:", style="bold")
+            head = Text(f"{printable(role)}:", style="bold")
             if text or not calls:
                 head.append(" ")
-                head.append(text or "(no text)", style="" if text else "dim")
+                head.append(printable(text) or "(no text)", style="" if text else "dim")
             console.print(head)
         for call in calls:
             if not isinstance(call, dict):
-                console.print(Text(f"  → {call}", style="yellow"))
+                console.print(Text(f"  → {printable(str(call))}", style="yellow"))
                 continue
-            console.print(Text("  → " + tool_call_text(call.get("name"), call.get("arguments")), style="cyan"))
+            console.print(Text("  → " + printable(tool_call_text(call.get("name"), call.get("arguments"))),
+                               style="cyan"))
             for result in results.get(call.get("id"), []) if call.get("id") else []:
                 if id(result) not in shown:
                     shown.add(id(result))

@@ -6,13 +6,16 @@ grading sandbox (``hidden_tests.command`` if the scenario sets one, else
 ``validation.commands.test``). The score is passed / total from the runner's JUnit report
 (:mod:`harness.evaluators.test_reports`); skipped, xfailed and deselected tests are not passes,
 and a run where no hidden test passed scores 0. A runner the harness cannot ask for a report
-is scored by exit status (1 for exit 0), which the details say.
+is scored by exit status (1 for exit 0), which the details say. The details keep the counts
+and each test's id and outcome, never the command's output (tracebacks quote the tests, and
+the code under test can print them).
 """
 
 from __future__ import annotations
 
 from harness.evaluators.base import EvaluationContext, EvaluatorResult
-from harness.evaluators.validation import command_timeout, describe_command, run_graded
+from harness.evaluators.test_reports import CaseResult
+from harness.evaluators.validation import command_timeout, run_graded
 from harness.workspace import overlay
 
 NAME = "hidden_tests"
@@ -40,16 +43,30 @@ def evaluate_hidden_tests(ctx: EvaluationContext) -> EvaluatorResult | None:
             "killed_by": result.killed_by, "files_copied": copied.files, "runner": graded.runner}
     if graded.missing_tool:
         data["missing_tool"] = graded.missing_tool
+    # Never the command's output: the code under test could print the hidden tests into it,
+    # and what is stored must not teach the next agent the answer.
+    ran = f"$ {command}\n{result.outcome()} in {result.duration_ms / 1000:.1f}s (output not kept: hidden tests)"
     if graded.counts is not None:
         counts = graded.counts
         data.update(passed=counts.passed, total=counts.total, failed=counts.failed, errors=counts.errors,
                     skipped=counts.skipped)
         score = counts.passed / counts.total if counts.total else 0.0
         head = f"{counts.passed}/{counts.total} hidden tests passed ({counts.summary()})"
-        return EvaluatorResult(NAME, score, details=f"{head}\n" + describe_command(result), data=data)
+        return EvaluatorResult(NAME, score, details=f"{head}\n{ran}\n{case_lines(graded.cases or [])}", data=data)
     if graded.runner is not None:
         data["report_problem"] = graded.report_problem
-        return EvaluatorResult(NAME, 0.0, details=f"0: {graded.report_problem}\n" + describe_command(result),
-                               data=data)
+        return EvaluatorResult(NAME, 0.0, details=f"0: {graded.report_problem}\n{ran}", data=data)
     how = "no test report for this runner; scored by exit status"
-    return EvaluatorResult(NAME, 1.0 if result.ok else 0.0, details=f"{how}\n" + describe_command(result), data=data)
+    return EvaluatorResult(NAME, 1.0 if result.ok else 0.0, details=f"{how}\n{ran}", data=data)
+
+
+CASES_SHOWN = 200
+_MARKS = {"passed": "✓", "failed": "✗", "error": "✗", "skipped": "-"}
+
+
+def case_lines(cases: list[CaseResult]) -> str:
+    """One line per test case: its outcome and id (at most :data:`CASES_SHOWN`)."""
+    lines = [f"{_MARKS.get(c.outcome, '?')} {c.test_id} ({c.outcome})" for c in cases[:CASES_SHOWN]]
+    if len(cases) > CASES_SHOWN:
+        lines.append(f"... {len(cases) - CASES_SHOWN} more test(s)")
+    return "\n".join(lines)

@@ -71,8 +71,24 @@ class TestCounts:
         return ", ".join(parts)
 
 
-def parse_junit(path: Path) -> TestCounts:
-    """Counts of the ``<testcase>`` elements of a JUnit XML file (pytest's and node's)."""
+@dataclass(frozen=True)
+class CaseResult:
+    """One ``<testcase>`` of a report: its id and outcome (``passed``, ``failed``, ``error``,
+    ``skipped``); never its output or traceback."""
+
+    classname: str
+    name: str
+    outcome: str
+
+    __test__ = False
+
+    @property
+    def test_id(self) -> str:
+        return f"{self.classname}::{self.name}" if self.classname else self.name
+
+
+def parse_cases(path: Path) -> list[CaseResult]:
+    """The ``<testcase>`` elements of a JUnit XML file (pytest's and node's), in order."""
     try:
         size = path.stat().st_size
         if size > MAX_REPORT_BYTES:
@@ -80,26 +96,37 @@ def parse_junit(path: Path) -> TestCounts:
         root = ET.parse(path).getroot()
     except ET.ParseError as exc:
         raise ReportError(f"{path.name}: not valid XML: {exc}") from None
-    passed = failed = errors = skipped = 0
+    cases = []
     for case in root.iter("testcase"):
         tags = {child.tag for child in case}
-        if "error" in tags:
-            errors += 1
-        elif "failure" in tags:
-            failed += 1
-        elif "skipped" in tags:
-            skipped += 1
-        else:
-            passed += 1
-    return TestCounts(passed, failed, errors, skipped)
+        outcome = ("error" if "error" in tags else "failed" if "failure" in tags
+                   else "skipped" if "skipped" in tags else "passed")
+        cases.append(CaseResult(case.get("classname") or "", case.get("name") or "", outcome))
+    return cases
+
+
+def counts_of(cases: list[CaseResult]) -> TestCounts:
+    """How many cases passed, failed, errored and were skipped."""
+    tally = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
+    for case in cases:
+        tally[case.outcome] += 1
+    return TestCounts(tally["passed"], tally["failed"], tally["error"], tally["skipped"])
+
+
+def parse_junit(path: Path) -> TestCounts:
+    """Counts of the ``<testcase>`` elements of a JUnit XML file (pytest's and node's)."""
+    return counts_of(parse_cases(path))
+
+
+def read_cases(paths: list[Path]) -> list[CaseResult] | None:
+    """The cases of every report in ``paths`` that exists, in order; None when none exists."""
+    found = [p for p in paths if p.is_file()]
+    if not found:
+        return None
+    return [case for path in found for case in parse_cases(path)]
 
 
 def read_reports(paths: list[Path]) -> TestCounts | None:
     """The counts of every report in ``paths`` that exists, summed; None when none exists."""
-    found = [p for p in paths if p.is_file()]
-    if not found:
-        return None
-    total = TestCounts()
-    for path in found:
-        total = total + parse_junit(path)
-    return total
+    cases = read_cases(paths)
+    return None if cases is None else counts_of(cases)

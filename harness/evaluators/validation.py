@@ -18,7 +18,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from harness.evaluators.base import EvaluationContext, EvaluatorResult
-from harness.evaluators.test_reports import ReportError, TestCounts, detect_runner, read_reports
+from harness.evaluators.test_reports import CaseResult, ReportError, TestCounts, counts_of, detect_runner, read_cases
 from harness.sandbox import CommandResult, Sandbox
 from harness.scenarios import VALIDATION_ORDER, Scenario
 
@@ -56,6 +56,7 @@ class GradedCommand:
     result: CommandResult
     runner: str | None = None
     counts: TestCounts | None = None
+    cases: list[CaseResult] | None = None  # the report's test cases (ids and outcomes)
     report_problem: str | None = None
     missing_tool: str | None = None
     notes: list[str] = field(default_factory=list)
@@ -98,7 +99,8 @@ def run_graded(ctx: EvaluationContext, command: str, label: str, *, test: bool, 
             # The report is written by the test process, which runs the agent's code: a report
             # that cannot be read is that run's failure, never the harness's.
             try:
-                graded.counts = read_reports(paths)
+                graded.cases = read_cases(paths)
+                graded.counts = None if graded.cases is None else counts_of(graded.cases)
             except (ReportError, OSError) as exc:
                 graded.report_problem = f"the test report is unreadable: {exc}"
         if graded.runner and graded.counts is None and graded.report_problem is None:

@@ -99,8 +99,9 @@ class _Tree:
         self.bound = list(bound)  # mounted trees: everything below them exists
         self.dirs: set[str] = set()  # single directories made so far
 
-    def add(self, path: str) -> None:
-        self.bound.append(path)
+    def add_dir(self, path: str) -> None:
+        """A directory that exists (empty: a tmpfs), without what may be mounted below it."""
+        self.dirs.add(path)
 
     def parents(self, target: str) -> list[str]:
         """``--perms 0755 --dir P`` for each parent of ``target`` not yet there."""
@@ -174,7 +175,7 @@ class BwrapSandbox(Sandbox):
                  "--symlink", "../tmp", "/var/tmp", "--proc", "/proc", "--dev", "/dev"]
         # The kernel's settings stay the host's: read-only even to a process that is root.
         opts += ["--ro-bind", "/proc/sys", "/proc/sys", "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"]
-        made.add("/tmp")
+        made.add_dir("/tmp")
         for prefix in view.mounts:
             opts += [*made.parents(prefix), "--ro-bind", prefix, prefix]
         inside: list[str] = []
