@@ -31,11 +31,15 @@ where such a change shows.
 from __future__ import annotations
 
 import configparser
+import functools
 import os
+import pkgutil
 import shlex
 import shutil
+import site
 import stat
 import sys
+import sysconfig
 import tempfile
 import tomllib
 from dataclasses import dataclass, field
@@ -67,27 +71,79 @@ NODE_PROTECT = (
 DEFAULT_PROTECT = PYTHON_PROTECT + NODE_PROTECT
 
 REPORTS_INNER = "/zebench/reports"  # where the reports directory appears inside a bwrap sandbox
+GUARD_DIR = Path(__file__).resolve().parent / "data" / "pytest_guard"  # zebench_guard.py, and nothing else
+GUARD_INNER = "/zebench/pytest-guard"
 PYTEST_CONFIG = ".zebench-pytest"  # the fixture's pytest configuration in the grading copy
 _PYTEST_CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 
 
+# The visible tests as the fixture has them: restored before grading (edited, gutted or deleted
+# ones come back), while test files the agent added are kept.
+TEST_FILES = (
+    "**/test_*.py", "**/*_test.py", "**/tests/**", "**/test/**", "**/__tests__/**",
+    "**/*.test.js", "**/*.test.mjs", "**/*.test.cjs", "**/*.test.ts", "**/*.spec.js", "**/*.spec.mjs",
+    "**/*.spec.cjs", "**/*.spec.ts",
+)
+_TEST_DIRS = frozenset({"tests", "test", "testing", "__tests__"})
+_MODULE_SUFFIXES = ("py", "pyc", "pyo", "so", "pyd")
+
+
+def _allowed(scenario: "Scenario") -> list[str]:
+    return [str(g) for g in (scenario.raw.get("grading") or {}).get("allow") or []]
+
+
 def protect_globs(scenario: "Scenario") -> list[str]:
     """The defaults minus ``grading.allow``, plus ``grading.protect``."""
-    grading = scenario.raw.get("grading") or {}
-    allow = [str(g) for g in grading.get("allow") or []]
+    allow = _allowed(scenario)
     chosen = [g for g in DEFAULT_PROTECT if g not in allow]
-    return chosen + [str(g) for g in grading.get("protect") or [] if str(g) not in chosen]
+    return chosen + [str(g) for g in (scenario.raw.get("grading") or {}).get("protect") or [] if str(g) not in chosen]
 
 
-def _stdlib_shadow(rel: str) -> bool:
-    """A top-level module or package that would be imported instead of the standard library's."""
-    if "/" not in rel and rel.rsplit(".", 1)[-1] in ("py", "pyc", "so", "pyd"):
-        name = rel.split(".", 1)[0]
-    elif rel.count("/") == 1 and rel.endswith("/__init__.py"):
-        name = rel.split("/", 1)[0]
+def restore_globs(scenario: "Scenario") -> list[str]:
+    """The fixture's test files to restore (:data:`TEST_FILES`) minus ``grading.allow``."""
+    allow = _allowed(scenario)
+    return [g for g in TEST_FILES if g not in allow]
+
+
+@functools.lru_cache(maxsize=1)
+def installed_modules() -> frozenset[str]:
+    """Top-level names the harness's Python imports from its standard library and its
+    site-packages: the test process runs that same Python, so a module of the workspace with
+    one of these names would be imported instead of the real one."""
+    names = set(sys.stdlib_module_names) | set(sys.builtin_module_names)
+    paths = [*site.getsitepackages(), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
+    names.update(m.name for m in pkgutil.iter_modules([p for p in dict.fromkeys(paths) if os.path.isdir(p)]))
+    return frozenset(names)
+
+
+def _shadows_installed(rel: str, present: set[str]) -> bool:
+    """An added module or package that would be imported instead of an installed one: in a
+    directory that is not a package (the root, a tests folder: both end up on ``sys.path``),
+    named like a top-level module of the standard library or site-packages."""
+    parts = rel.split("/")
+    if parts[-1] == "__init__.py" and len(parts) >= 2:
+        name, where = parts[-2], parts[:-2]
+    elif parts[-1].rsplit(".", 1)[-1].lower() in _MODULE_SUFFIXES:
+        name, where = parts[-1].split(".", 1)[0], parts[:-1]
     else:
         return False
-    return name in sys.stdlib_module_names
+    if "/".join([*where, "__init__.py"]) in present:
+        return False  # a module inside a package is imported by its dotted name only
+    return name in installed_modules()
+
+
+def _test_package_marker(rel: str, present: set[str]) -> bool:
+    """An ``__init__.py`` in a tests folder (named so, or holding test files): added by the
+    agent, it is code pytest imports before any test."""
+    parts = rel.split("/")
+    if parts[-1] != "__init__.py" or len(parts) < 2:
+        return False
+    folder = "/".join(parts[:-1])
+    if parts[-2].lower() in _TEST_DIRS:
+        return True
+    prefix = folder + "/"
+    return any(p.startswith(prefix) and "/" not in p[len(prefix):]
+               and (p.rsplit("/", 1)[-1].startswith("test_") or p.endswith("_test.py")) for p in present)
 
 
 @dataclass
@@ -108,9 +164,17 @@ class Protection:
 Source = tuple[Path, tuple[str, ...]]  # a tree of original files, and globs left out of it
 
 
-def protect(copy: Path, sources: list[Source], globs: list[str], keep: tuple[str, ...] = ()) -> Protection:
-    """Restore the files matching ``globs`` from the original trees ``sources`` (later ones win)
-    and remove the matching files none of them has. ``keep`` names files never touched."""
+def _matches(rel: str, globs: list[str]) -> bool:
+    """Case-insensitive: ``EVIL.DIST-INFO`` is found on a case-sensitive disk all the same."""
+    return matches_any(rel.lower(), [g.lower() for g in globs])
+
+
+def protect(copy: Path, sources: list[Source], globs: list[str], keep: tuple[str, ...] = (),
+            restore: list[str] | tuple[str, ...] = ()) -> Protection:
+    """Restore the files matching ``globs`` or ``restore`` from the original trees ``sources``
+    (later ones win); remove the files matching ``globs`` that none of them has, and the added
+    modules that shadow installed ones (:func:`_shadows_installed`) or turn a tests folder
+    into a package (:func:`_test_package_marker`). ``keep`` names files never touched."""
     result = Protection()
     originals: dict[str, Path] = {}
     for root, exclude in sources:
@@ -118,13 +182,14 @@ def protect(copy: Path, sources: list[Source], globs: list[str], keep: tuple[str
             originals[rel] = root / rel
     present = set(walk_files(copy, ALWAYS_EXCLUDED))
     for rel in sorted(present - set(originals) - set(keep)):
-        if matches_any(rel, globs) or _stdlib_shadow(rel):
+        if _matches(rel, globs) or _shadows_installed(rel, present) or _test_package_marker(rel, present):
             remove_tree(copy / rel)
-            result.removed.append(rel)
+            result.removed.append(valid_utf8(rel))
     if result.removed:
         _prune_empty_dirs(copy, [root for root, _ in sources])
+    wanted = [*globs, *restore]
     for rel, source in sorted(originals.items()):
-        if not matches_any(rel, globs) or source.is_symlink() or not source.is_file():
+        if not _matches(rel, wanted) or source.is_symlink() or not source.is_file():
             continue
         target = copy / rel
         if rel in present and same_content(target, source):
@@ -213,6 +278,7 @@ class GradingCopy:
     protection: Protection
     sources: list[Source]  # the original trees: the fixture, then hidden tests once laid over
     globs: list[str]
+    restore: list[str]  # the fixture's test files, restored but not exclusive
     # Hands what the harness writes into the copy to the uid grading commands run as.
     adopt: Callable[[Path], None] = field(default=lambda path: None, repr=False)
 
@@ -240,7 +306,7 @@ class GradingCopy:
     def protect(self) -> Protection:
         """Restore protected files again: a grading command before this one (an install step
         runs the agent's code) may have planted or changed some."""
-        result = protect(self.path, self.sources, self.globs, keep=(self.pytest_config.name,))
+        result = protect(self.path, self.sources, self.globs, keep=(self.pytest_config.name,), restore=self.restore)
         self.protection.merge(result)
         for rel in result.restored:
             self.adopt(self.path / rel.split("/", 1)[0])
@@ -262,19 +328,46 @@ class GradingCopy:
         config = sandbox.inner_path(self.pytest_config)
         return {"PYTEST_ADDOPTS": f"-c {shlex.quote(config)} --rootdir={shlex.quote(sandbox.inner_workspace)}"}
 
-    def prepare_test(self, sandbox: "Sandbox", label: str) -> tuple[dict[str, str], list[Path]]:
+    def prepare_test(self, sandbox: "Sandbox", label: str, runner: str | None = None) -> tuple[dict[str, str], list[Path]]:
         """Before a test command: protected files restored again, reports requested from pytest
-        and node. Returns the command's environment and where the reports will land."""
+        and node; for pytest (``runner``), the workspace is not first on the import path and no
+        plugin is loaded from it. Returns the command's environment and where the reports land."""
         self.protect()
         pytest_report = self.reports / f"{label}-pytest.xml"
         node_report = self.reports / f"{label}-node.xml"
         for stale in (pytest_report, node_report):
             stale.unlink(missing_ok=True)
         env = self.command_env(sandbox)
+        if runner == "pytest":
+            # Modules of the workspace never stand in for pytest, its plugins or the standard
+            # library: the workspace goes last on sys.path (zebench_guard), and the plugins
+            # are the harness's own, named, instead of whatever a distribution on the path offers.
+            env["PYTHONSAFEPATH"] = "1"
+            env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+            env["PYTHONPATH"] = sandbox.inner_path(GUARD_DIR)
+            plugins = ["zebench_guard", *harness_pytest_plugins()]
+            env["PYTEST_ADDOPTS"] += "".join(f" -p {shlex.quote(p)}" for p in plugins)
         env["PYTEST_ADDOPTS"] += f" --junitxml={shlex.quote(sandbox.inner_path(pytest_report))}"
         env["NODE_OPTIONS"] = ("--test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit "
                                f"--test-reporter-destination={_node_quote(sandbox.inner_path(node_report))}")
         return env, [pytest_report, node_report]
+
+
+@functools.lru_cache(maxsize=1)
+def harness_pytest_plugins() -> tuple[str, ...]:
+    """The modules of the pytest plugins installed with the harness's Python (entry points of
+    group ``pytest11`` in its site-packages), which pytest would have loaded by itself."""
+    from importlib.metadata import distributions
+
+    paths = [*site.getsitepackages(), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
+    modules: list[str] = []
+    for dist in distributions(path=[p for p in dict.fromkeys(paths) if os.path.isdir(p)]):
+        for entry in dist.entry_points:
+            if entry.group == "pytest11":
+                module = entry.value.split(":", 1)[0].strip()
+                if module and module not in modules:
+                    modules.append(module)
+    return tuple(modules)
 
 
 def _node_quote(path: str) -> str:
@@ -314,14 +407,16 @@ def prepare_grading(scenario: "Scenario", agent_workspace: Path, root: Path) -> 
         for stale in path.glob(f"{PYTEST_CONFIG}.*"):
             stale.unlink()
         config = _write_pytest_config(scenario.fixture_dir, path)
-        protection = protect(path, sources, globs, keep=(config.name,))
+        restore = restore_globs(scenario)
+        protection = protect(path, sources, globs, keep=(config.name,), restore=restore)
     except BaseException:
         remove_tree(path)
         remove_tree(reports)
         raise
     os.chmod(reports, 0o700)
     return GradingCopy(path=path.resolve(), reports=reports.resolve(), pytest_config=config.resolve(),
-                       copy=copied, protection=protection, sources=sources, globs=globs)
+                       copy=copied, protection=protection, sources=sources, globs=globs,
+                       restore=restore)
 
 
 class GradingSession:
@@ -342,7 +437,8 @@ class GradingSession:
             # The pytest configuration is read-only inside the sandbox, though it sits in the copy.
             spec = SandboxSpec(kind=kind, network=scenario.sandbox_network, limits=scenario.limits(),
                                mounts=(Mount(self.copy.reports, REPORTS_INNER, writable=True),
-                                       Mount(self.copy.pytest_config), *script_mounts(scenario)))
+                                       Mount(self.copy.pytest_config), Mount(GUARD_DIR, GUARD_INNER),
+                                       *script_mounts(scenario)))
             self.sandbox = open_sandbox(self.copy.path, spec)
             self.copy.adopt = self.sandbox.adopt
             self.sandbox.adopt(self.copy.reports)

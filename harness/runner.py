@@ -82,6 +82,7 @@ from harness.sandbox import CommandResult, SandboxSpec, open_sandbox, resolve_mo
 from harness.scenarios import Scenario, TierPrompt
 from harness.scoring import RunScore, score_run
 from harness.tools import ToolConfig
+from harness.suspicious import suspicious_changes
 from harness.trees import tree_usage
 from harness.workspace import (
     ALWAYS_EXCLUDED,
@@ -654,6 +655,9 @@ def _agent_and_evaluate(scenario: Scenario, prompt: TierPrompt, options: RunOpti
         "truncated": diff.truncated,
     }
     record.diff = diff.patch or None
+    flags = suspicious_changes(scenario.fixture_dir, workspace, diff.added, diff.modified)
+    if flags:
+        record.metadata["suspicious"] = flags
     over = _over_quota(scenario, workspace)
     if over is not None:
         # What the agent left cannot be graded within bounds: its failure, with the figure.
@@ -713,6 +717,11 @@ def _agent_and_evaluate(scenario: Scenario, prompt: TierPrompt, options: RunOpti
         # The machine lacks a program the scenario runs: nothing here measures the agent.
         record.status, record.failure_class = "error", "infra"
         record.metadata["error"] = f"not installed: {', '.join(missing)} (`bench doctor` says how to get it)"
+    tampered = [e for r in outcome.results for e in r.data.get("tampered") or []]
+    if tampered and not missing:
+        # The code under test forged its test report (a canary said so): a failure, the agent's.
+        record.status, record.failure_class = "failed", "tampered"
+        record.metadata["tampered"] = tampered[:20]
     record.is_successful = record.status == "completed"
     record.success_metric = None if score.score is None else (1.0 if record.is_successful else 0.0)
     record.metadata["weights"] = score.weights

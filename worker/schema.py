@@ -16,7 +16,7 @@ from typing import Any
 from worker.messages import HttpError
 
 RUN_STATUSES = ("completed", "failed", "timeout", "budget_exceeded", "error")
-FAILURE_CLASSES = ("agent", "validation", "judge", "infra", "harness")
+FAILURE_CLASSES = ("agent", "validation", "judge", "tampered", "infra", "harness")
 EVALUATION_STATUSES = ("ok", "skipped", "error")
 # Ids are chosen by users too (``--batch-id``): any printable text without surrounding
 # spaces; clients percent-encode them in paths.

@@ -171,6 +171,13 @@ def render_run(console: Console, run: RunRecord, threshold: float | None = None,
         if unenforced:
             line += f" (not enforced here: {', '.join(unenforced)})"
         console.print(f"  Sandbox:    {line}")
+    flags = run.metadata.get("suspicious")
+    if isinstance(flags, list) and flags:
+        console.print(Text(f"  Suspicious: {printable('; '.join(map(str, flags[:5])))}"
+                           + (f" (+{len(flags) - 5} more)" if len(flags) > 5 else ""), style="yellow"))
+    tampered = run.metadata.get("tampered")
+    if isinstance(tampered, list) and tampered:
+        console.print(Text(f"  Tampered:   {printable(str(tampered[0]))}", style="red"))
     grading = run.metadata.get("grading")
     if isinstance(grading, dict) and (grading.get("restored") or grading.get("removed")):
         undone = [*(f"restored {p}" for p in grading.get("restored", [])[:5]),
@@ -220,7 +227,9 @@ def runs_table(runs: list[RunRecord], title: str | None = None, show_started: bo
     show_suite = len({r.suite for r in runs}) > 1
     columns = ["run"] + (["started"] if show_started else []) + ["scenario", "tier", "agent"]
     show_cache = any(cached_text(r) for r in runs)
+    show_flags = any((r.metadata or {}).get("suspicious") for r in runs)
     columns += (["model"] if show_model else []) + ["status", "score", "ok"] + (["cache"] if show_cache else [])
+    columns += ["flags"] if show_flags else []
     for col in columns:
         table.add_column(col, justify="right" if col == "score" else "center" if col == "ok" else "left",
                          no_wrap=col in ("run", "started", "score"), overflow="fold")
@@ -232,6 +241,8 @@ def runs_table(runs: list[RunRecord], title: str | None = None, show_started: bo
         row += [Text(status, style=_STATUS_STYLE.get(r.status, "")), score_text(r.total_score),
                 "✓" if r.is_successful else "✗"]
         row += [Text(cached_text(r) or "", style="yellow")] if show_cache else []
+        flags = (r.metadata or {}).get("suspicious") or []
+        row += [Text(f"suspicious ({len(flags)})" if flags else "", style="yellow")] if show_flags else []
         table.add_row(*row)
     return table
 

@@ -14,7 +14,8 @@ the code under test can print them).
 from __future__ import annotations
 
 from harness.evaluators.base import EvaluationContext, EvaluatorResult
-from harness.evaluators.test_reports import CaseResult
+from harness.evaluators.canaries import CanarySet, plant
+from harness.evaluators.test_reports import CaseResult, counts_of, detect_runner
 from harness.evaluators.validation import command_timeout, run_graded
 from harness.workspace import overlay
 
@@ -36,8 +37,18 @@ def evaluate_hidden_tests(ctx: EvaluationContext) -> EvaluatorResult | None:
     else:
         copied = overlay(scenario.hidden_tests_dir, ctx.workspace)
     timeout = float(hidden_cfg.get("timeout_seconds", command_timeout(scenario)))
-    graded = run_graded(ctx, command, NAME, test=True, timeout_s=timeout)
+    planted: list[CanarySet | None] = []
+
+    def plant_canaries() -> None:
+        planted.append(plant(ctx.workspace, scenario.hidden_tests_dir, detect_runner(command), command))
+
+    graded = run_graded(ctx, command, NAME, test=True, timeout_s=timeout, before=plant_canaries)
     result = graded.result
+    canaries = planted[0] if planted else None
+    evidence: list[str] = []
+    if canaries is not None and graded.cases is not None:
+        graded.cases, evidence = canaries.check(graded.cases)
+        graded.counts = counts_of(graded.cases)
     ctx.test_counts[NAME] = graded.counts
     data = {"command": command, "exit_code": result.exit_code, "timed_out": result.timed_out,
             "killed_by": result.killed_by, "files_copied": copied.files, "runner": graded.runner}
@@ -46,6 +57,13 @@ def evaluate_hidden_tests(ctx: EvaluationContext) -> EvaluatorResult | None:
     # Never the command's output: the code under test could print the hidden tests into it,
     # and what is stored must not teach the next agent the answer.
     ran = f"$ {command}\n{result.outcome()} in {result.duration_ms / 1000:.1f}s (output not kept: hidden tests)"
+    if canaries is not None:
+        data["canaries"] = len(canaries.canaries)
+    if evidence:
+        # The report cannot be trusted: nothing in it counts, and the run is marked tampered.
+        data["tampered"] = evidence[:20]
+        lines = "\n".join(f"- {e}" for e in evidence[:20])
+        return EvaluatorResult(NAME, 0.0, details=f"0: the test report was tampered with\n{lines}\n{ran}", data=data)
     if graded.counts is not None:
         counts = graded.counts
         data.update(passed=counts.passed, total=counts.total, failed=counts.failed, errors=counts.errors,

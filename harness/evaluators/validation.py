@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from harness.evaluators.base import EvaluationContext, EvaluatorResult
@@ -79,16 +80,20 @@ def _missing_tool(command: str, result: CommandResult) -> str | None:
     return f"program {found}" if found else None
 
 
-def run_graded(ctx: EvaluationContext, command: str, label: str, *, test: bool, timeout_s: float) -> GradedCommand:
-    """Run one grading command in the grading sandbox; for a test command, read its report."""
+def run_graded(ctx: EvaluationContext, command: str, label: str, *, test: bool, timeout_s: float,
+               before: Callable[[], None] | None = None) -> GradedCommand:
+    """Run one grading command in the grading sandbox; for a test command, read its report.
+    ``before`` runs once the copy is ready for the command (protected files restored)."""
     grading = ctx.grading
     paths = []
     if grading is None:
         env: dict[str, str] = {}
     elif test:
-        env, paths = grading.prepare_test(ctx.sandbox, label)
+        env, paths = grading.prepare_test(ctx.sandbox, label, detect_runner(command))
     else:
         env = grading.command_env(ctx.sandbox)
+    if before is not None:
+        before()
     result = ctx.sandbox.run(command, timeout_s=timeout_s, env=env)
     if grading is not None:
         grading.sanitize()  # the command ran the agent's code: links out and FIFOs it left go

@@ -51,7 +51,7 @@ DIMENSIONS = (("scenario", "Scenario"), ("agent", "Agent"), ("model", "Model"), 
 OUTCOMES = (("passed", "green"), ("completed, not passed", "sky"), ("failed", "vermillion"),
             ("timeout", "orange"), ("budget exceeded", "purple"), ("error", "grey"))
 STATUS_TONES = {"completed": "ok", "failed": "bad", "timeout": "warn", "budget_exceeded": "warn", "error": "bad"}
-FAILURE_CLASSES = ("agent", "validation", "judge", "infra", "harness")
+FAILURE_CLASSES = ("agent", "validation", "judge", "tampered", "infra", "harness")
 DATASET_TIER = "dataset"
 ALL_RUNS = 10**9  # list_runs follows the store's pages until it has them all
 NONE_LABEL = "(none)"

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from harness.trees import valid_utf8
 
 RunStatus = Literal["completed", "failed", "timeout", "budget_exceeded", "error"]
-FailureClass = Literal["agent", "validation", "judge", "infra", "harness"]
+FailureClass = Literal["agent", "validation", "judge", "tampered", "infra", "harness"]
 
 _BASE36 = string.digits + string.ascii_lowercase
 

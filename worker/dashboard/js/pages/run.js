@@ -319,6 +319,19 @@ function runFacts(run) {
   return h('dl', {class: 'kv'}, items.map(([k, v]) => [h('dt', null, k), h('dd', null, v)]));
 }
 
+// What grading found worth a look: a forged report (canaries), changes that could steer grading.
+function reviewNotes(m) {
+  const tampered = Array.isArray(m.tampered) ? m.tampered : [];
+  const suspicious = Array.isArray(m.suspicious) ? m.suspicious : [];
+  if (!tampered.length && !suspicious.length) return null;
+  return h('div', {class: 'review-notes'},
+    tampered.length ? h('div', {class: 'note tampered'}, h('strong', null, 'Tampered: '),
+                        'the test report was forged.', h('ul', null, tampered.map((e) => h('li', null, String(e)))))
+      : null,
+    suspicious.length ? h('div', {class: 'note suspicious'}, h('strong', null, 'Suspicious changes: '),
+                          h('ul', null, suspicious.map((e) => h('li', null, String(e))))) : null);
+}
+
 async function otherRuns(run) {
   const {data} = await api('/runs', {suite: run.suite, scenario: run.scenario, limit: 11});
   const others = (data || []).filter((r) => r.runId !== run.runId).slice(0, 10);
@@ -374,7 +387,8 @@ route('/runs/:id', async (ctx) => {
         ? h('div', {class: 'evaluations'}, evaluations.map(evaluationNode))
         : h('p', {class: 'muted'}, 'No evaluator ran.'),
       (run.metadata || {}).gatingFailures && run.metadata.gatingFailures.length
-        ? h('p', {class: 'note'}, `Gating failures: ${run.metadata.gatingFailures.join(', ')}`) : null),
+        ? h('p', {class: 'note'}, `Gating failures: ${run.metadata.gatingFailures.join(', ')}`) : null,
+      reviewNotes(run.metadata || {})),
       section('Telemetry', telemetryCards(telemetry)),
       section('Phases', phasesSlot),
       section('Details', runFacts(run)),
