@@ -178,7 +178,9 @@ def plant(copy: Path, hidden_tests: Path, runner: str | None, command: str,
     if runner not in ("pytest", "node"):
         return None
     rng = rng or random.SystemRandom()
-    result = CanarySet(runner, selects=bool(_SELECTION.search(" " + command)))
+    # Options after the runner's name (``python3 -m pytest -k x``: the ``-m`` before is Python's).
+    options = command.split("pytest", 1)[1] if runner == "pytest" and "pytest" in command else command
+    result = CanarySet(runner, selects=bool(_SELECTION.search(" " + options)))
     pattern = _PY_TEST if runner == "pytest" else _NODE_TEST
     files = [rel for rel in walk_files(hidden_tests) if pattern.match(rel.rsplit("/", 1)[-1])]
     for rel in files:
