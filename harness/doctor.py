@@ -81,11 +81,32 @@ def check_cgroups() -> Check:
         return Check("cgroups", "ok", f"cgroup {support.version}: the harness can create groups ({controllers})",
                      None, need)
     if _root():
-        detail = "no writable cgroup: as root the process count is not limited (RLIMIT_NPROC does not bind root)"
+        detail = ("no writable cgroup: prlimit limits each process instead (RLIMIT_NPROC over every process of "
+                  "the sandbox uid, RLIMIT_DATA)")
     else:
         detail = "no delegated cgroup: prlimit limits each process instead (RLIMIT_NPROC, RLIMIT_DATA)"
     return Check("cgroups", "limited", detail,
                  "run bench in a delegated cgroup: systemd-run --user --scope -p Delegate=yes bench ...", need)
+
+
+def check_sandbox_user() -> Check:
+    from harness.sandbox.identity import IdentityError, resolve_identity
+
+    need = "running agents' and scenarios' commands as an unprivileged user, with a private keyring"
+    try:
+        identity = resolve_identity()
+    except IdentityError as exc:
+        return Check("sandbox user", "missing", str(exc), _install("util-linux"), need)
+    who = (f"commands run as uid {identity.uid}, not root" if identity.switch
+           else f"commands run as this user (uid {identity.uid})")
+    if identity.unshare:
+        return Check("sandbox user", "ok", f"{who}; a user namespace per command keeps kernel keyrings private",
+                     None, need)
+    return Check("sandbox user", "limited",
+                 f"{who}; unprivileged user namespaces are refused here, so the keyring of uid {identity.uid} "
+                 "is shared by every command",
+                 "allow unprivileged user namespaces (sysctl user.max_user_namespaces > 0; "
+                 "kernel.unprivileged_userns_clone=1 where it exists)", need)
 
 
 def check_prlimit() -> Check:
@@ -155,7 +176,7 @@ def check_local_model() -> Check:
 
 
 CHECKS: tuple[Callable[[], Check], ...] = (
-    check_bwrap, check_cgroups, check_prlimit, check_pytest, check_node, check_pnpm, check_chromium,
+    check_bwrap, check_sandbox_user, check_cgroups, check_prlimit, check_pytest, check_node, check_pnpm, check_chromium,
     check_claude, check_local_model,
 )
 
