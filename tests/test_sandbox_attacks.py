@@ -946,3 +946,19 @@ def test_a_real_fix_with_a_new_test_file_passes_with_canaries_and_no_flags(lab, 
     assert "suspicious" not in out.record.metadata
     hidden = next(e for e in out.record.evaluations if e.evaluator_name == "hidden_tests")
     assert "12/12 hidden tests passed" in hidden.details  # the canaries are not counted
+
+
+# --------------------------------------------------------------------------- what a command can learn of the host
+
+
+@bwrap_only
+def test_bwrap_keeps_pid_1s_environment_from_the_command(lab):
+    out = run_attack(lab, "bwrap", [sh("cat /proc/1/environ; echo; echo status $?")])
+    assert "Permission denied" in out.results[0] and "PWD=" not in out.results[0]
+
+
+def test_list_directory_never_follows_a_link_to_say_what_it_points_at(lab, sandbox_kind):
+    out = run_attack(lab, sandbox_kind, [sh("ln -s /etc host_dir && ln -s /no/such/dir missing_dir"),
+                                         ("", [("list_directory", {"path": "."})])])
+    listing = out.results[1].splitlines()
+    assert "host_dir@" in listing and "missing_dir@" in listing  # the same answer whatever the host holds
