@@ -8,7 +8,9 @@ silently scored: compiled files added or changed, code that newly mentions proce
 ``atexit``, pytest's internals, report paths or reporter hooks, and changed test settings.
 
 A mention is counted against the fixture's version of the same file: a project that already
-used ``atexit`` is not flagged for keeping it.
+used ``atexit`` is not flagged for keeping it. Every changed file's name is looked at; at most
+:data:`SCAN_FILES` files and :data:`SCAN_TOTAL` bytes are read (a megabyte of each), source
+files first.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from pathlib import Path
 from harness.trees import read_regular, valid_utf8
 
 SCAN_BYTES = 1_000_000  # of each changed file
+SCAN_FILES = 5_000  # changed files looked at, at most
+SCAN_TOTAL = 64_000_000  # bytes read in all
 MAX_REASONS = 20
 COMPILED = (".pyc", ".pyo", ".so", ".pyd", ".dll", ".dylib", ".class", ".o", ".a", ".node", ".wasm", ".jar")
 _MARKERS: tuple[tuple[str, re.Pattern[bytes]], ...] = (
@@ -43,23 +47,32 @@ def _count(pattern: re.Pattern[bytes], data: bytes | None) -> int:
     return len(pattern.findall(data)) if data else 0
 
 
+_SOURCE = (".py", ".js", ".mjs", ".cjs", ".ts", ".toml", ".json", ".cfg", ".ini", ".sh")
+
+
 def suspicious_changes(fixture: Path | None, workspace: Path, added: list[str], modified: list[str]) -> list[str]:
     """Why the changes from ``fixture`` to ``workspace`` deserve a look (empty: nothing seen).
-    ``added`` and ``modified`` are the diff's workspace-relative paths."""
+    ``added`` and ``modified`` are the diff's workspace-relative paths. Names are checked for
+    every changed file; contents for source files first, within the scan budget."""
     reasons: list[str] = []
-    for rel in sorted({*added, *modified}):
-        if len(reasons) >= MAX_REASONS:
+    changed = sorted({*added, *modified})
+    for rel in changed:
+        verb = "added" if rel in added else "changed"
+        if rel.lower().endswith(COMPILED):
+            reasons.append(f"{valid_utf8(rel)}: a compiled file {verb}")
+        elif _SETTINGS.search(rel):
+            reasons.append(f"{valid_utf8(rel)}: test or packaging settings {verb}")
+    budget = SCAN_TOTAL
+    readable = [r for r in changed if not r.lower().endswith(COMPILED)]
+    readable.sort(key=lambda r: (not r.lower().endswith(_SOURCE), r))
+    for rel in readable[:SCAN_FILES]:
+        if len(reasons) >= MAX_REASONS or budget <= 0:
             break
-        name = valid_utf8(rel)
-        lower = rel.lower()
-        if lower.endswith(COMPILED):
-            reasons.append(f"{name}: a compiled file {'added' if rel in added else 'changed'}")
-            continue
+        name, lower = valid_utf8(rel), rel.lower()
         new = read_regular(workspace / rel, SCAN_BYTES)
         old = read_regular(fixture / rel, SCAN_BYTES) if fixture is not None and rel in modified else None
-        if _SETTINGS.search(rel):
-            reasons.append(f"{name}: test or packaging settings {'added' if rel in added else 'changed'}")
-        elif lower.endswith("pyproject.toml") and _count(_PYPROJECT_PYTEST, new) and new != old:
+        budget -= len(new or b"") + len(old or b"")
+        if lower.endswith("pyproject.toml") and _count(_PYPROJECT_PYTEST, new) and new != old:
             reasons.append(f"{name}: pytest settings changed")
         elif lower.endswith("package.json") and set(_PACKAGE_TEST_SCRIPT.findall(new or b"")) != set(
                 _PACKAGE_TEST_SCRIPT.findall(old or b"")):
