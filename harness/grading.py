@@ -279,6 +279,7 @@ class GradingCopy:
     sources: list[Source]  # the original trees: the fixture, then hidden tests once laid over
     globs: list[str]
     restore: list[str]  # the fixture's test files, restored but not exclusive
+    pytest_plugins: list[str] = field(default_factory=list)  # grading.pytest_plugins: loaded with -p
     # Hands what the harness writes into the copy to the uid grading commands run as.
     adopt: Callable[[Path], None] = field(default=lambda path: None, repr=False)
 
@@ -340,34 +341,18 @@ class GradingCopy:
         env = self.command_env(sandbox)
         if runner == "pytest":
             # Modules of the workspace never stand in for pytest, its plugins or the standard
-            # library: the workspace goes last on sys.path (zebench_guard), and the plugins
-            # are the harness's own, named, instead of whatever a distribution on the path offers.
+            # library: the workspace goes last on sys.path (zebench_guard), and no plugin is
+            # loaded but those the scenario names (grading.pytest_plugins), whatever
+            # distribution on the path offers one.
             env["PYTHONSAFEPATH"] = "1"
             env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
             env["PYTHONPATH"] = sandbox.inner_path(GUARD_DIR)
-            plugins = ["zebench_guard", *harness_pytest_plugins()]
+            plugins = ["zebench_guard", *self.pytest_plugins]
             env["PYTEST_ADDOPTS"] += "".join(f" -p {shlex.quote(p)}" for p in plugins)
         env["PYTEST_ADDOPTS"] += f" --junitxml={shlex.quote(sandbox.inner_path(pytest_report))}"
         env["NODE_OPTIONS"] = ("--test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit "
                                f"--test-reporter-destination={_node_quote(sandbox.inner_path(node_report))}")
         return env, [pytest_report, node_report]
-
-
-@functools.lru_cache(maxsize=1)
-def harness_pytest_plugins() -> tuple[str, ...]:
-    """The modules of the pytest plugins installed with the harness's Python (entry points of
-    group ``pytest11`` in its site-packages), which pytest would have loaded by itself."""
-    from importlib.metadata import distributions
-
-    paths = [*site.getsitepackages(), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
-    modules: list[str] = []
-    for dist in distributions(path=[p for p in dict.fromkeys(paths) if os.path.isdir(p)]):
-        for entry in dist.entry_points:
-            if entry.group == "pytest11":
-                module = entry.value.split(":", 1)[0].strip()
-                if module and module not in modules:
-                    modules.append(module)
-    return tuple(modules)
 
 
 def _node_quote(path: str) -> str:
@@ -408,6 +393,7 @@ def prepare_grading(scenario: "Scenario", agent_workspace: Path, root: Path) -> 
             stale.unlink()
         config = _write_pytest_config(scenario.fixture_dir, path)
         restore = restore_globs(scenario)
+        grading = scenario.raw.get("grading") or {}
         protection = protect(path, sources, globs, keep=(config.name,), restore=restore)
     except BaseException:
         remove_tree(path)
@@ -416,7 +402,7 @@ def prepare_grading(scenario: "Scenario", agent_workspace: Path, root: Path) -> 
     os.chmod(reports, 0o700)
     return GradingCopy(path=path.resolve(), reports=reports.resolve(), pytest_config=config.resolve(),
                        copy=copied, protection=protection, sources=sources, globs=globs,
-                       restore=restore)
+                       restore=restore, pytest_plugins=[str(p) for p in grading.get("pytest_plugins") or []])
 
 
 class GradingSession:
