@@ -440,7 +440,9 @@ def _wait_for(predicate, timeout_s=60.0):
 def test_resume_after_sigkill_completes_every_test_once(tmp_path, mock):
     from harness.results import open_client
 
-    server = mock(delay_ms=80)
+    # Slow enough answers that the status file (written at most once a second) shows the run
+    # part-way through well before its 12 tests are done.
+    server = mock(delay_ms=300)
     make_repos(tmp_path, names=("a",), data=dataset(6))
     doc = manifest_doc(server.base_url, repositories=[{"repo_id": "a", "path": "a"}],
                        scenario_profiles={"qa": {"dataset": "qa", "concurrency": 1}})
