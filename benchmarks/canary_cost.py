@@ -3,8 +3,8 @@
 For every shipped scenario that has hidden tests, the reference solution is laid over a fresh
 workspace, a grading session is opened on it (the real grading copy and sandbox), the hidden
 tests are laid over, and the scenario's hidden-test command is run through the evaluators'
-own ``run_graded``: once with canaries planted (as every run does), once without, in
-alternating order, ``--repeats`` times each. The figure is the command's wall time (the
+own ``run_graded`` (after the scenario's validation commands, which may install what the
+tests need): once with canaries planted (as every run does), once without, in alternating order, ``--repeats`` times each. The figure is the command's wall time (the
 test process: collection, the tests, the report), not the copy around it.
 
 Usage:
@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO))
 
 from harness.evaluators.canaries import plant  # noqa: E402
 from harness.evaluators.test_reports import detect_runner  # noqa: E402
-from harness.evaluators.validation import command_timeout, run_graded  # noqa: E402
+from harness.evaluators.validation import command_timeout, evaluate_validation, run_graded  # noqa: E402
 from harness.grading import GradingSession  # noqa: E402
 from harness.sandbox import resolve_mode  # noqa: E402
 from harness.scenarios import discover_suites, load_scenario  # noqa: E402
@@ -45,6 +45,7 @@ def hidden_run_ms(scenario, kind: str, root: Path, canaries: bool) -> tuple[floa
         command = (scenario.raw.get("hidden_tests") or {}).get("command") or scenario.validation_commands["test"]
         with GradingSession(scenario, workspace.path, kind, root) as session:
             ctx = session.context
+            evaluate_validation(ctx)  # install and build steps the hidden tests may need
             ctx.grading.lay_over(scenario.hidden_tests_dir)
             planted = []
 

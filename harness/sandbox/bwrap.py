@@ -12,7 +12,10 @@ What a command sees:
 - a fresh ``/proc`` in a new PID namespace: the command's processes only (PID 1 is
   bubblewrap's reaper, whose environment is the command's clean one);
 - no network (a private network namespace with only its own loopback) unless the spec allows
-  it; no capabilities (``--cap-drop ALL``: root in the sandbox cannot mount or mknod).
+  it; no capabilities; ``/proc/sys`` read-only; and never the host's root: as root, the
+  command is switched to the sandbox uid in a user namespace of its own
+  (:mod:`harness.sandbox.identity`), and the parents of every mount point are made readable
+  to it.
 
 Nothing else: not ``suites/`` (solutions, hidden tests), not ``results/`` (the database,
 spool, cache, other workspaces), not the checkout or the user's home. The root is read-only,
