@@ -314,3 +314,59 @@ def test_cgroup_v1_is_used_per_controller(tmp_path):
     assert (made.dirs["memory"] / "memory.limit_in_bytes").read_text() == str(1 << 30)
     (made.dirs["memory"] / "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 2\n")
     assert made.oom_kills() == 2
+
+
+# --------------------------------------------------------------------------- who commands run as
+
+as_root = pytest.mark.skipif(os.geteuid() != 0, reason="the switch to the sandbox uid happens when bench is root")
+
+
+@as_root
+def test_as_root_commands_and_the_files_they_and_the_tools_make_belong_to_the_sandbox_uid(ws, make_sandbox,
+                                                                                        sandbox_kind):
+    from harness.sandbox.identity import resolve_identity
+
+    uid = resolve_identity().uid
+    box = make_sandbox(ws, sandbox_kind)
+    result = box.run("id -u; id -G; grep CapEff /proc/self/status; touch made.txt; echo x >> ok.txt")
+    lines = result.stdout.split()
+    # No capability at all under bwrap; process-group confinement keeps only CAP_DAC_READ_SEARCH
+    # (bit 2), to reach a runtime and a workspace that may lie where only root can go.
+    capabilities = "0000000000000004" if sandbox_kind == "none" else "0000000000000000"
+    assert result.ok and lines[0] == str(uid) and lines[1] == str(uid) and lines[-1] == capabilities
+    written = Toolset(box).execute("write_file", {"path": "deep/er/new.txt", "content": "x"})
+    assert not written.is_error
+    for rel in ("made.txt", "ok.txt", "deep", "deep/er", "deep/er/new.txt"):
+        assert (ws / rel).stat().st_uid == uid, rel
+    assert box.run("echo more >> deep/er/new.txt").ok  # the tool's file is the command's to change
+    assert box.describe()["user"] == {**resolve_identity().describe(), **box.identity.describe()}
+
+
+@as_root
+def test_a_sandbox_uid_of_root_or_not_a_number_is_refused_before_anything_runs(monkeypatch):
+    from harness.sandbox.identity import UID_ENV, resolve_identity
+
+    for value, message in (("0", "unprivileged uid"), ("nobody", "not a number")):
+        monkeypatch.setenv(UID_ENV, value)
+        resolve_identity.cache_clear()
+        try:
+            with pytest.raises(SandboxUnavailable, match=message):
+                resolve_mode("none")
+        finally:
+            monkeypatch.delenv(UID_ENV)
+            resolve_identity.cache_clear()
+
+
+@as_root
+def test_another_sandbox_uid_can_be_chosen(ws, make_sandbox, monkeypatch):
+    from harness.sandbox.identity import UID_ENV, resolve_identity
+
+    monkeypatch.setenv(UID_ENV, "54321")
+    resolve_identity.cache_clear()
+    try:
+        box = make_sandbox(ws, "none")
+        assert box.run("id -u").stdout.strip() == "54321"
+        assert box.describe()["user"]["uid"] == 54321
+    finally:
+        monkeypatch.delenv(UID_ENV)
+        resolve_identity.cache_clear()
