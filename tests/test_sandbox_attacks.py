@@ -40,6 +40,8 @@ from mock_models import MockModel
 from processes import alive as _alive
 from processes import gone as _gone
 
+pytestmark = pytest.mark.integration  # the whole pipeline, real sandboxes: run in CI, skippable with -m
+
 REPO = Path(__file__).resolve().parents[1]
 SUITE, SCENARIO = "py-bugs", "pagination-off-by-one"
 SCRIPTED_URL = "http://scripted-model.test/v1"
