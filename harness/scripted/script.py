@@ -1,0 +1,188 @@
+"""A scripted model: what it answers at each turn of a conversation, in the agent's own tools.
+
+A script is a JSON or YAML file (or a dict) of steps, played in order; step ``n`` answers the
+request that carries ``n`` earlier answers of the model, so the script follows the
+conversation whatever the agent does in between::
+
+    steps:
+      - write: {path: pagekit/paginator.py, content_file: fixed_paginator.py}
+      - run: python3 -m pytest -q
+      - say: Fixed the off-by-one errors.
+
+- ``write: {path, content | content_file}``: write a file with the agent's own tool for it
+  (``write_file``, ``Write``, ``write``, ``create_file``, ``edit`` with ``create``, ...);
+  ``content_file`` is read relative to the script;
+- ``run: COMMAND``: run a shell command with the agent's own tool for it (``run_command``,
+  ``Bash``, ``shell``, ``run_shell_command``, ``exec_command``, ...);
+- ``call: {name, arguments}``: call a tool by its name, with these arguments;
+- ``say: TEXT``: answer with text and no tool call: the agent's final answer.
+
+When the script has no step left, the model says ``done``. A request that offers no tool (a
+title request, a router's question) gets a short answer without using a step.
+
+How a step becomes a tool call depends on what the request offers: :func:`pick_tool` finds
+the agent's tool by name and fills its parameters by their names in the tool's schema
+(``file_path`` or ``path``, ``content`` or ``file_text``, a command as a string or a list).
+A path is made absolute under the workspace (``/workspace`` by default) where the tool's
+parameter asks for an absolute path.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+WRITE_TOOLS = ("write_file", "write", "writefile", "create_file", "createfile", "write_to_file")
+RUN_TOOLS = ("run_command", "bash", "shell", "run_shell_command", "exec_command", "execute_bash", "execute_command",
+             "terminal", "run_terminal_cmd")
+PATH_PARAMS = ("file_path", "absolute_path", "path", "filepath", "filename", "target_file")
+CONTENT_PARAMS = ("content", "file_text", "text", "contents", "new_content")
+COMMAND_PARAMS = ("command", "cmd", "commands", "script")
+ABSOLUTE_PARAMS = ("file_path", "absolute_path")
+
+
+class ScriptError(ValueError):
+    """A script that cannot be played (the message names the step and the field)."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool a request offers: its name and the JSON Schema of its parameters."""
+
+    name: str
+    parameters: dict[str, Any] = field(default_factory=dict)
+    freeform: bool = False  # a custom tool taking raw text (Codex's apply_patch)
+
+    @property
+    def properties(self) -> dict[str, Any]:
+        props = self.parameters.get("properties") if isinstance(self.parameters, dict) else None
+        return props if isinstance(props, dict) else {}
+
+
+@dataclass(frozen=True)
+class Call:
+    """A tool call the model makes. ``arguments`` is an object, or text for a freeform tool."""
+
+    name: str
+    arguments: dict[str, Any] | str
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One answer: text, tool calls, or both."""
+
+    text: str = ""
+    calls: tuple[Call, ...] = ()
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: str  # write | run | call | say
+    value: Any
+
+
+@dataclass
+class Script:
+    steps: list[Step]
+    workspace: str = "/workspace"
+
+    def answer(self, turn: int, tools: list[Tool]) -> Answer:
+        """The answer to the request that follows ``turn`` earlier answers."""
+        if not tools:
+            return Answer(text="Scripted answer.")
+        if turn >= len(self.steps):
+            return Answer(text="done")
+        step = self.steps[turn]
+        if step.kind == "say":
+            return Answer(text=str(step.value))
+        return Answer(calls=(self.call_for(step, tools),))
+
+    def call_for(self, step: Step, tools: list[Tool]) -> Call:
+        """The tool call that carries out ``step`` with the tools offered."""
+        if step.kind == "call":
+            return Call(step.value["name"], dict(step.value.get("arguments") or {}))
+        if step.kind == "write":
+            tool = pick_tool(tools, WRITE_TOOLS)
+            if tool is None:
+                raise ScriptError(f"no tool to write a file among {[t.name for t in tools]}")
+            path_param = _param(tool, PATH_PARAMS) or "path"
+            path = step.value["path"]
+            if path_param in ABSOLUTE_PARAMS and not path.startswith("/"):
+                path = f"{self.workspace.rstrip('/')}/{path}"
+            return Call(tool.name, {path_param: path, (_param(tool, CONTENT_PARAMS) or "content"): step.value["content"]})
+        tool = pick_tool(tools, RUN_TOOLS)
+        if tool is None:
+            raise ScriptError(f"no tool to run a command among {[t.name for t in tools]}")
+        param = _param(tool, COMMAND_PARAMS) or "command"
+        spec = tool.properties.get(param) or {}
+        command: Any = ["bash", "-lc", step.value] if spec.get("type") == "array" else step.value
+        return Call(tool.name, {param: command})
+
+
+def pick_tool(tools: list[Tool], names: tuple[str, ...]) -> Tool | None:
+    """The first of ``names`` (any case, ignoring ``_``) the request offers."""
+    def key(name: str) -> str:
+        return name.lower().replace("_", "").replace("-", "")
+
+    offered = {key(t.name): t for t in tools}
+    return next((offered[key(n)] for n in names if key(n) in offered), None)
+
+
+def _param(tool: Tool, names: tuple[str, ...]) -> str | None:
+    props = {p.lower(): p for p in tool.properties}
+    return next((props[n.lower()] for n in names if n.lower() in props), None)
+
+
+def parse_script(data: Any, base: Path | None = None, workspace: str = "/workspace") -> Script:
+    """A :class:`Script` from its parsed form (``{"steps": [...]}`` or a bare list)."""
+    steps_data = data.get("steps") if isinstance(data, dict) else data
+    if not isinstance(steps_data, list):
+        raise ScriptError("a script is a list of steps, or an object with a 'steps' list")
+    steps = []
+    for i, raw in enumerate(steps_data):
+        where = f"steps[{i}]"
+        if not isinstance(raw, dict) or len(raw) != 1:
+            raise ScriptError(f"{where}: a step is one of write, run, call, say")
+        kind, value = next(iter(raw.items()))
+        if kind == "say" or kind == "run":
+            if not isinstance(value, str):
+                raise ScriptError(f"{where}.{kind}: must be a string")
+        elif kind == "write":
+            if not isinstance(value, dict) or not isinstance(value.get("path"), str):
+                raise ScriptError(f"{where}.write: needs a path")
+            if "content_file" in value:
+                source = (base or Path.cwd()) / str(value["content_file"])
+                try:
+                    value = {"path": value["path"], "content": source.read_text("utf-8")}
+                except OSError as exc:
+                    raise ScriptError(f"{where}.write.content_file: cannot read {source}: {exc.strerror}") from None
+            elif not isinstance(value.get("content"), str):
+                raise ScriptError(f"{where}.write: needs content or content_file")
+        elif kind == "call":
+            if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+                raise ScriptError(f"{where}.call: needs a name")
+        else:
+            raise ScriptError(f"{where}: unknown step {kind!r}; use write, run, call or say")
+        steps.append(Step(kind, value))
+    return Script(steps, workspace=workspace)
+
+
+def load_script(path: str | Path, workspace: str = "/workspace") -> Script:
+    """Read a script file (JSON or YAML)."""
+    path = Path(path)
+    try:
+        text = path.read_text("utf-8")
+    except OSError as exc:
+        raise ScriptError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise ScriptError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}") from None
+    try:
+        return parse_script(data, path.parent, workspace)
+    except ScriptError as exc:
+        raise ScriptError(f"{path}: {exc}") from None
