@@ -125,7 +125,7 @@ def test_scripts_are_checked_and_read_from_files(tmp_path):
     assert script.steps[0].value == {"path": "a.py", "content": "x = 1\n"}
     for bad, message in (([{"jump": 1}], "unknown step 'jump'"), ([{"write": {"content": "x"}}], "needs a path"),
                          ({"steps": "x"}, "a list of steps"), ([{"run": 3}], "steps[0].run: must be a string")):
-        with pytest.raises(ScriptError, match=message):
+        with pytest.raises(ScriptError, match=re.escape(message)):
             parse_script(bad)
     (tmp_path / "missing.yaml").write_text("- write: {path: a.py, content_file: nope.py}\n")
     with pytest.raises(ScriptError, match="missing.yaml: steps\\[0\\].write.content_file: cannot read"):
