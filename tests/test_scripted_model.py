@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import time
 from pathlib import Path
 
 import httpx
@@ -152,3 +153,30 @@ def test_the_harness_openai_agent_solves_a_scenario_against_the_scripted_server(
     record = outcome.runs[0].record
     assert record.status == "completed" and record.total_score == pytest.approx(1.0)
     assert record.telemetry.tool_calls == 2 and record.telemetry.tokens_out == 60
+
+
+def test_bench_mock_model_serves_a_script_until_interrupted_and_logs_what_it_was_sent(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    bench = str(Path(sys.executable).parent / "bench")
+    (tmp_path / "s.yaml").write_text("steps:\n  - say: finished\n")
+    log = tmp_path / "requests.jsonl"
+    process = subprocess.Popen([bench, "mock-model", str(tmp_path / "s.yaml"), "--log", str(log)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        url = process.stdout.readline().rsplit(" ", 1)[-1].strip()
+        answer = httpx.post(f"{url}/v1/messages", json={
+            "model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}],
+            "tools": [{"name": "Bash", "input_schema": {"type": "object"}}]}, timeout=10).json()
+        assert answer["content"] == [{"type": "text", "text": "finished"}]
+        deadline = time.monotonic() + 10
+        while not (log.exists() and log.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, _ = process.communicate(timeout=10)
+    assert "1 request(s) answered" in out
+    logged = json.loads(log.read_text().splitlines()[0])
+    assert logged["api"] == "anthropic" and logged["body"]["messages"][0]["content"] == "hi"

@@ -36,6 +36,7 @@ _COMMAND_MODULES = (
     ("harness.cli.analysis_cmd", "costs"),
     ("harness.cli.html_report_cmd", "report"),
     ("harness.cli.view_cmd", "view"),
+    ("harness.cli.mock_model_cmd", "mock_model"),
 )
 
 
@@ -160,8 +161,8 @@ class _LazyCommands(dict):
 
 
 def _command_name(attr: str) -> str:
-    """The command's name: its attribute's, without a ``_cmd`` suffix (``list_cmd`` is ``list``)."""
-    return attr.removesuffix("_cmd")
+    """The command's name: its attribute's, without a ``_cmd`` suffix, ``-`` for ``_`` (``list_cmd`` is ``list``)."""
+    return attr.removesuffix("_cmd").replace("_", "-")
 
 
 main.commands = _LazyCommands(_COMMAND_MODULES)
