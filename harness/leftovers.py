@@ -22,7 +22,7 @@ from pathlib import Path
 from harness.trees import remove_tree
 
 _OWNED = re.compile(r"-p(\d+)-")
-TEMP_PREFIXES = ("zebench-sandbox-", "zebench-reports-", "zebench-tools-", "zebench-probe-")
+TEMP_PREFIXES = ("zebench-sandbox-", "zebench-reports-", "zebench-tools-", "zebench-probe-", "zebench-egress-")
 MARKER_VAR = "ZEBENCH_SANDBOX_ID"
 
 

@@ -2,7 +2,7 @@
 
 :class:`ScriptedServer` answers the four wire formats of :mod:`harness.scripted.wire` on
 ``127.0.0.1`` with the answers of a :class:`~harness.scripted.script.Script`, and keeps every
-request it received (``requests``: path and parsed body), so a test can check what an agent
+request it received (``requests``: path, headers and parsed body), so a test can check what an agent
 sent, such as the instructions a specialist put in its prompt. ``GET .../models`` lists the
 model, for clients that ask first.
 
@@ -114,7 +114,8 @@ class ScriptedServer:
                     self._json(400, {"error": {"message": str(exc)}})
                     return
                 with server._lock:
-                    server.requests.append({"path": self.path, "body": body, "api": request.api})
+                    server.requests.append({"path": self.path, "body": body, "api": request.api,
+                                            "headers": {k.lower(): v for k, v in self.headers.items()}})
                 try:
                     answer = server.script.answer(request.turn, request.tools)
                 except ScriptError as exc:
