@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from harness import __version__ as HARNESS_VERSION
-from harness.agents import UnknownAgentError, agent_names, create_agent
+from harness.agents import UnknownAgentError, agent_identity, agent_names, create_agent
 from harness.agents.base import AgentContext, AgentResult, Budgets, SandboxNeeds
 from harness.evaluators.base import EvaluatorResult
 from harness.evaluators.llm_judge import JudgeChoice, ResolvedJudge, resolve_judge
@@ -330,9 +330,16 @@ def agent_sandbox_spec(scenario: Scenario, kind: str, needs: SandboxNeeds | None
                        limits=scenario.limits(), mounts=tuple(needs.mounts), env=dict(needs.env))
 
 
-def _agent_needs(agent: Any) -> SandboxNeeds:
+def _agent_needs(agent: Any, kind: str) -> SandboxNeeds:
     needs = getattr(agent, "sandbox_needs", None)
-    return needs() if needs is not None else SandboxNeeds()
+    return needs(kind) if needs is not None else SandboxNeeds()
+
+
+def _release(agent: Any) -> None:
+    """What the agent set up for its run (an egress relay, a private home), freed."""
+    release = getattr(agent, "release", None)
+    if release is not None:
+        release()
 
 
 def prepare_agent(agent: Any, scenario: Scenario) -> None:
@@ -369,7 +376,7 @@ def run_warmup(scenario: Scenario, options: RunOptions) -> WarmupResult | None:
         if warmup.get("prompt"):
             agent = create_agent(options.agent, options.model, **options.agent_options)
             prepare_agent(agent, scenario)
-            sandbox = open_sandbox(scratch.path, agent_sandbox_spec(scenario, kind, _agent_needs(agent)))
+            sandbox = open_sandbox(scratch.path, agent_sandbox_spec(scenario, kind, _agent_needs(agent, kind)))
             ctx = AgentContext(prompt=str(warmup["prompt"]), sandbox=sandbox,
                                budgets=replace(options.budgets or Budgets(), timeout_s=timeout),
                                tools=ToolConfig(scenario.oracle_answers, scenario.allow_fetch_url),
@@ -379,6 +386,7 @@ def run_warmup(scenario: Scenario, options: RunOptions) -> WarmupResult | None:
                 agent_result, _ = _run_agent(agent, ctx, options.agent_grace_s)
             finally:
                 sandbox.close()
+                _release(agent)
             ok = agent_result.status == "completed"
             return WarmupResult(ok=ok, kind="agent", error=None if ok else f"warmup agent {agent_result.status}: "
                                 f"{agent_result.error or ''}".strip())
@@ -597,7 +605,7 @@ def _agent_and_evaluate(scenario: Scenario, prompt: TierPrompt, options: RunOpti
     try:
         agent = create_agent(options.agent, options.model, **options.agent_options)
         prepare_agent(agent, scenario)
-        needs = _agent_needs(agent)
+        needs = _agent_needs(agent, setup.sandbox)
     except Exception as exc:  # noqa: BLE001 - e.g. missing credentials: the agent could not start
         agent_result = AgentResult(status="error", error=f"{type(exc).__name__}: {exc}")
     else:
@@ -617,6 +625,7 @@ def _agent_and_evaluate(scenario: Scenario, prompt: TierPrompt, options: RunOpti
             # The run is over: everything the agent started dies, and no tool call is accepted.
             sandbox.close()
             control.unregister(sandbox)
+            _release(agent)
         if overran:
             record.metadata["agentOverranDeadline"] = True
     outcome.agent_result = agent_result
@@ -638,6 +647,7 @@ def _agent_and_evaluate(scenario: Scenario, prompt: TierPrompt, options: RunOpti
         record.metadata["agentError"] = agent_result.error[:ANSWER_CAP]
     if agent_result.questions:
         record.metadata["questions"] = agent_result.questions
+    record.metadata.update(agent_result.metadata)
 
     if setup.control.stopping:
         # Cut short by an interrupt: stored as such (a later run of the batch redoes it), not graded.
@@ -778,7 +788,8 @@ def fill_config(plan: Plan, options: RunOptions, kind: str) -> None:
     the sandbox kind, the budgets, base URL and timeout."""
     for group in plan.groups:
         judge = resolve_judge(group.scenario.llm_judge, options.judge)
-        group.parts = config_parts(group.scenario, group.prompt, group.agent, group.model, group.specialist, kind,
+        group.parts = config_parts(group.scenario, group.prompt, agent_identity(group.agent), group.model,
+                                   group.specialist, kind,
                                    judge.identity, options.budgets, options.agent_options.get("base_url"),
                                    options.timeout_minutes, cache_mode(options))
 

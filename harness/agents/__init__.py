@@ -24,7 +24,8 @@ def _load_builtin() -> None:
     # Each module registers itself on import; missing modules simply are not available yet.
     import importlib
 
-    for module in ("harness.agents.scripted", "harness.agents.api", "harness.agents.claude_code", "harness.agents.local"):
+    for module in ("harness.agents.scripted", "harness.agents.api", "harness.agents.local",
+                   "harness.agents.installed.claude_code"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:
@@ -38,8 +39,23 @@ def agent_names() -> list[str]:
 
 
 def create_agent(name: str, model: str | None = None, **options: Any) -> Agent:
-    """Build the agent called ``name``; raise :class:`UnknownAgentError` listing the known ones."""
+    """Build the agent called ``name`` (``NAME@VERSION`` for an installed agent at another
+    version than its pinned one); raise :class:`UnknownAgentError` listing the known ones."""
     _load_builtin()
-    if name not in _REGISTRY:
-        raise UnknownAgentError(f"unknown agent {name!r}; available: {', '.join(sorted(_REGISTRY))}")
-    return _REGISTRY[name](model=model, **options)
+    base, _, version = name.partition("@")
+    if base not in _REGISTRY:
+        raise UnknownAgentError(f"unknown agent {base!r}; available: {', '.join(sorted(_REGISTRY))}")
+    if version:
+        options = {**options, "version": version}
+    return _REGISTRY[base](model=model, **options)
+
+
+def agent_identity(name: str) -> str:
+    """What of an ``--agent`` value makes runs comparable: an installed agent's name with the
+    version that runs (its pinned one unless given), any other agent's name."""
+    _load_builtin()
+    from harness.agents.installed import _SPECS
+
+    base, _, version = name.partition("@")
+    spec = _SPECS.get(base)
+    return f"{base}@{version or spec.package.version}" if spec is not None else name

@@ -104,6 +104,9 @@ class AgentResult:
     # executions; None when the agent does not measure it.
     model_ms: float | None = None
     tool_ms: float | None = None
+    # What the agent says about itself for the run's record (an installed agent's version,
+    # the egress it made), merged into the run's metadata.
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 class Agent(Protocol):
@@ -120,6 +123,10 @@ class Agent(Protocol):
     # - ``cost_known(model) -> bool``: False when the agent's spend cannot be priced (a model
     #   missing from the price table), so ``--max-cost`` is refused rather than ignored;
     #   agents without it spend nothing or report their own cost;
-    # - ``sandbox_needs() -> SandboxNeeds`` asks for network, environment or mounts;
+    # - ``sandbox_needs(kind) -> SandboxNeeds`` asks for network, environment or mounts
+    #   (``kind`` is the sandbox backend, ``bwrap`` or ``none``), and ``release()`` frees what
+    #   it set up for the run once the run's sandbox is closed;
+    # - ``identity`` (a property): what of the agent makes runs comparable, when more than
+    #   its name (an installed agent's ``name@version``);
     # - ``uses_reference_solution = True`` with ``provide_reference_solution(path)``: the
     #   runner hands the scenario's solution/ directory to this agent alone.

@@ -37,6 +37,7 @@ _COMMAND_MODULES = (
     ("harness.cli.html_report_cmd", "report"),
     ("harness.cli.view_cmd", "view"),
     ("harness.cli.mock_model_cmd", "mock_model"),
+    ("harness.cli.agents_cmd", "agents"),
 )
 
 

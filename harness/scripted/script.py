@@ -10,7 +10,8 @@ conversation whatever the agent does in between::
       - say: Fixed the off-by-one errors.
 
 - ``write: {path, content | content_file}``: write a file with the agent's own tool for it
-  (``write_file``, ``Write``, ``write``, ``create_file``, ``edit`` with ``create``, ...);
+  (``write_file``, ``Write``, ``write``, ``create_file``, ...); with Claude Code's ``Write``,
+  which refuses to replace a file it has not read, the file is read first (one more answer);
   ``content_file`` is read relative to the script;
 - ``run: COMMAND``: run a shell command with the agent's own tool for it (``run_command``,
   ``Bash``, ``shell``, ``run_shell_command``, ``exec_command``, ...);
@@ -43,6 +44,8 @@ PATH_PARAMS = ("file_path", "absolute_path", "path", "filepath", "filename", "ta
 CONTENT_PARAMS = ("content", "file_text", "text", "contents", "new_content")
 COMMAND_PARAMS = ("command", "cmd", "commands", "script")
 ABSOLUTE_PARAMS = ("file_path", "absolute_path")
+# Write tools that refuse to replace a file they have not read, and the tool that reads it.
+READ_BEFORE_WRITE = {"Write": ("Read",)}
 
 
 class ScriptError(ValueError):
@@ -94,12 +97,37 @@ class Script:
         """The answer to the request that follows ``turn`` earlier answers."""
         if not tools:
             return Answer(text="Scripted answer.")
-        if turn >= len(self.steps):
-            return Answer(text="done")
-        step = self.steps[turn]
-        if step.kind == "say":
-            return Answer(text=str(step.value))
-        return Answer(calls=(self.call_for(step, tools),))
+        answers = self.answers_for(tools)
+        return answers[turn] if turn < len(answers) else Answer(text="done")
+
+    def answers_for(self, tools: list[Tool]) -> list[Answer]:
+        """Every answer of the script, with the tools offered. A step is one answer, except a
+        write with a tool that refuses to replace a file it has not read (Claude Code's
+        ``Write``): the file is read first, in an answer of its own."""
+        answers: list[Answer] = []
+        for step in self.steps:
+            if step.kind == "say":
+                answers.append(Answer(text=str(step.value)))
+                continue
+            if step.kind == "write":
+                read = self._read_before_write(step, tools)
+                if read is not None:
+                    answers.append(Answer(calls=(read,)))
+            answers.append(Answer(calls=(self.call_for(step, tools),)))
+        return answers
+
+    def _read_before_write(self, step: Step, tools: list[Tool]) -> Call | None:
+        write = pick_tool(tools, WRITE_TOOLS)
+        read = pick_tool(tools, READ_BEFORE_WRITE.get(write.name, ()) if write else ())
+        if read is None:
+            return None
+        param = _param(read, PATH_PARAMS) or "file_path"
+        return Call(read.name, {param: self._path(step.value["path"], param)})
+
+    def _path(self, path: str, param: str) -> str:
+        if param in ABSOLUTE_PARAMS and not path.startswith("/"):
+            return f"{self.workspace.rstrip('/')}/{path}"
+        return path
 
     def call_for(self, step: Step, tools: list[Tool]) -> Call:
         """The tool call that carries out ``step`` with the tools offered."""
@@ -110,10 +138,8 @@ class Script:
             if tool is None:
                 raise ScriptError(f"no tool to write a file among {[t.name for t in tools]}")
             path_param = _param(tool, PATH_PARAMS) or "path"
-            path = step.value["path"]
-            if path_param in ABSOLUTE_PARAMS and not path.startswith("/"):
-                path = f"{self.workspace.rstrip('/')}/{path}"
-            return Call(tool.name, {path_param: path, (_param(tool, CONTENT_PARAMS) or "content"): step.value["content"]})
+            return Call(tool.name, {path_param: self._path(step.value["path"], path_param),
+                                    (_param(tool, CONTENT_PARAMS) or "content"): step.value["content"]})
         tool = pick_tool(tools, RUN_TOOLS)
         if tool is None:
             raise ScriptError(f"no tool to run a command among {[t.name for t in tools]}")
