@@ -158,12 +158,15 @@ def check_chromium() -> Check:
 
 
 def check_claude() -> Check:
+    from harness.agents import create_agent
+
     need = "the claude-code agent"
-    found = shutil.which(os.environ.get("ZE_BENCHMARKS_CLAUDE_BIN") or "claude")
-    if not found:
-        return Check("claude", "missing", "the claude CLI is not on PATH",
-                     "npm install -g @anthropic-ai/claude-code", need)
-    return Check("claude", "ok", found, None, need)
+    agent = create_agent("claude-code")
+    try:
+        found = agent.executable()
+    except RuntimeError as exc:
+        return Check("claude", "missing", str(exc), "bench agents install claude-code", need)
+    return Check("claude", "ok", f"{agent.identity}: {found}", None, need)
 
 
 def check_local_model() -> Check:

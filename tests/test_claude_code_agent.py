@@ -1,4 +1,4 @@
-"""The claude-code agent, driven against a fake ``claude`` executable on PATH."""
+"""The claude-code agent on the installed-agent seam, driven against a fake ``claude`` executable."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import pytest
 
 from harness.agents import create_agent
 from harness.agents.base import AgentContext, Budgets
-from harness.agents.claude_code import parse_cli_output
+from harness.agents.installed import PLACEHOLDER_KEY
+from harness.agents.installed.claude_code import parse_cli_output
 from harness.sandbox import SandboxSpec, open_sandbox
 from processes import gone as _gone
 
@@ -66,15 +67,15 @@ emit({{"type": "result", "subtype": subtype, "is_error": mode == "max_turns", "d
 
 @pytest.fixture
 def fake_claude(tmp_path, monkeypatch):
-    """A fake ``claude`` on PATH; it records its argv, environment and cwd in the workspace."""
+    """A fake ``claude`` given as the agent's executable; it records its argv, environment and
+    cwd in the workspace."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
     exe = bindir / "claude"
     exe.write_text(FAKE_CLAUDE.format(python=sys.executable))
     exe.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setenv("ZE_BENCHMARKS_CLAUDE_CODE_BIN", str(exe))
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-for-the-cli")
-    monkeypatch.delenv("ZE_BENCHMARKS_CLAUDE_BIN", raising=False)
     return tmp_path / "ws" / ".fake-claude-record.json"
 
 
@@ -85,23 +86,26 @@ _OPENED = []
 def _close_sandboxes():
     yield
     while _OPENED:
-        _OPENED.pop().close()
+        thing = _OPENED.pop()
+        thing.release() if hasattr(thing, "release") else thing.close()
 
 
-def _context(tmp_path: Path, kind: str = "none", **kwargs) -> AgentContext:
-    """The context the runner gives the agent: a sandbox with what the agent asks for."""
+def _context(tmp_path: Path, kind: str = "none", model: str | None = None, **kwargs):
+    """(agent, context) as the runner makes them: a sandbox with what the agent asks for."""
     workspace = tmp_path / "ws"
     workspace.mkdir(exist_ok=True)
     (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    needs = create_agent("claude-code").sandbox_needs()
+    agent = create_agent("claude-code", model=model)
+    needs = agent.sandbox_needs(kind)
+    _OPENED.append(agent)
     sandbox = open_sandbox(workspace, SandboxSpec(kind=kind, network=needs.network, env=needs.env, mounts=needs.mounts))
     _OPENED.append(sandbox)
-    return AgentContext(prompt="Fix add() in calc.py", sandbox=sandbox, **kwargs)
+    return agent, AgentContext(prompt="Fix add() in calc.py", sandbox=sandbox, **kwargs)
 
 
 def test_claude_code_edits_workspace_and_reports_tokens_cost_turns_and_tool_calls(fake_claude, tmp_path, sandbox_kind):
-    ctx = _context(tmp_path, sandbox_kind)
-    result = create_agent("claude-code").run(ctx)
+    agent, ctx = _context(tmp_path, sandbox_kind)
+    result = agent.run(ctx)
     assert result.status == "completed", result.error
     assert (ctx.workspace / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
     assert result.final_answer == "Fixed add() to return a + b; tests pass."
@@ -114,11 +118,16 @@ def test_claude_code_edits_workspace_and_reports_tokens_cost_turns_and_tool_call
     tool_names = [e["tool_call"]["name"] for e in result.transcript if "tool_call" in e]
     assert tool_names == ["Read", "Edit", "Bash"]
     assert json.loads(fake_claude.read_text())["cwd"] == ctx.sandbox.inner_workspace
+    assert result.metadata["agentInfo"]["version"] == "custom"
+    if sandbox_kind == "bwrap":
+        assert result.metadata["egress"]["refused"] == []
 
 
 def test_claude_code_passes_prompt_budgets_model_and_system_prompt_as_flags(fake_claude, tmp_path):
-    ctx = _context(tmp_path, budgets=Budgets(max_turns=7, max_cost_usd=1.5), system_prompt="Be terse.")
-    create_agent("claude-code", model="claude-haiku-4-5").run(ctx)
+    agent, ctx = _context(tmp_path, model="claude-haiku-4-5", budgets=Budgets(max_turns=7, max_cost_usd=1.5),
+                          system_prompt="Be terse.")
+    result = agent.run(ctx)
+    assert result.metadata["agentInfo"]["specialistChannel"] == "--append-system-prompt"
     argv = json.loads(fake_claude.read_text())["argv"]
     assert argv[:2] == ["-p", "Fix add() in calc.py"]
     flags = {argv[i]: argv[i + 1] for i in range(2, len(argv) - 1) if argv[i].startswith("--")}
@@ -130,32 +139,36 @@ def test_claude_code_passes_prompt_budgets_model_and_system_prompt_as_flags(fake
     assert "Bash" in flags["--allowedTools"].split(",")
 
 
-def test_claude_code_environment_keeps_only_the_cli_key(fake_claude, tmp_path, monkeypatch, sandbox_kind):
+def test_claude_code_environment_holds_no_secret_but_its_own_key_and_under_bwrap_not_even_that(
+        fake_claude, tmp_path, monkeypatch, sandbox_kind):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-secret")
     monkeypatch.setenv("ZE_BENCHMARKS_API_KEY", "worker-secret")
     monkeypatch.setenv("GITHUB_TOKEN", "gh-secret")
-    create_agent("claude-code").run(_context(tmp_path, sandbox_kind))
+    agent, ctx = _context(tmp_path, sandbox_kind)
+    agent.run(ctx)
     env = json.loads(fake_claude.read_text())["env"]
-    assert env["ANTHROPIC_API_KEY"] == "sk-ant-for-the-cli"
+    # Behind the egress relay the key stays in the harness, which sets it on the way out.
+    assert env["ANTHROPIC_API_KEY"] == (PLACEHOLDER_KEY if sandbox_kind == "bwrap" else "sk-ant-for-the-cli")
+    assert env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
     for name in ("OPENAI_API_KEY", "ZE_BENCHMARKS_API_KEY", "GITHUB_TOKEN"):
         assert name not in env
 
 
 def test_claude_code_missing_executable_is_a_clear_error(tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
-    monkeypatch.delenv("ZE_BENCHMARKS_CLAUDE_BIN", raising=False)
-    result = create_agent("claude-code").run(_context(tmp_path))
-    assert result.status == "error"
-    assert "`claude` executable on PATH" in result.error
-    assert "npm install -g @anthropic-ai/claude-code" in result.error
+    monkeypatch.setenv("ZE_BENCHMARKS_TOOLS_DIR", str(tmp_path / "no-tools"))
+    monkeypatch.delenv("ZE_BENCHMARKS_CLAUDE_CODE_BIN", raising=False)
+    agent, ctx = _context(tmp_path)
+    result = agent.run(ctx)
+    assert result.status == "error" and result.error_kind == "infra"
+    assert "not installed" in result.error and "bench agents install claude-code" in result.error
 
 
 def test_claude_code_deadline_kills_the_cli_and_its_children(fake_claude, tmp_path, monkeypatch, sandbox_kind):
     marker = f"9{os.getpid() % 1000}.125"
     monkeypatch.setenv("CLAUDE_FAKE_MODE", "sleep")
     monkeypatch.setenv("CLAUDE_FAKE_MARKER", marker)
-    ctx = _context(tmp_path, sandbox_kind, deadline=time.monotonic() + 2.0)
-    result = create_agent("claude-code").run(ctx)
+    agent, ctx = _context(tmp_path, sandbox_kind, deadline=time.monotonic() + 2.0)
+    result = agent.run(ctx)
     assert result.status == "timeout"
     assert _gone(f"sleep {marker}"), "the CLI's child process survived the deadline"
 
@@ -164,23 +177,25 @@ def test_claude_code_is_refused_before_running_without_its_cli_or_credentials(tm
     agent = create_agent("claude-code")
     assert agent.preflight() is None
     monkeypatch.delenv("ANTHROPIC_API_KEY")
-    for name in ("CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
-    assert "needs credentials" in agent.preflight() and "ANTHROPIC_API_KEY" in agent.preflight()
-    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
-    assert "`claude` executable on PATH" in agent.preflight()
+    assert "needs ANTHROPIC_API_KEY for https://api.anthropic.com" in agent.preflight()
+    assert create_agent("claude-code", base_url="http://127.0.0.1:8765").preflight() is None  # a local model
+    monkeypatch.delenv("ZE_BENCHMARKS_CLAUDE_CODE_BIN")
+    monkeypatch.setenv("ZE_BENCHMARKS_TOOLS_DIR", str(tmp_path / "no-tools"))
+    assert "bench agents install claude-code" in create_agent("claude-code").preflight()
 
 
 def test_claude_code_max_turns_result_is_budget_exceeded(fake_claude, tmp_path, monkeypatch):
     monkeypatch.setenv("CLAUDE_FAKE_MODE", "max_turns")
-    result = create_agent("claude-code").run(_context(tmp_path))
+    agent, ctx = _context(tmp_path)
+    result = agent.run(ctx)
     assert result.status == "budget_exceeded"
     assert result.tokens_out == 80  # spend is still recorded
 
 
 def test_claude_code_crash_without_result_is_an_error_with_unknown_cost(fake_claude, tmp_path, monkeypatch):
     monkeypatch.setenv("CLAUDE_FAKE_MODE", "crash")
-    result = create_agent("claude-code").run(_context(tmp_path))
+    agent, ctx = _context(tmp_path)
+    result = agent.run(ctx)
     assert result.status == "error"
     assert "something broke" in result.error
     assert result.cost_usd is None

@@ -66,7 +66,7 @@ def lab(tmp_path_factory):
     env = {
         "ZE_BENCHMARKS_SUITES_DIR": str(suites), "ZE_BENCHMARKS_DB": str(root / "bench.db"),
         "ZE_BENCHMARKS_SPOOL_DIR": str(root / "spool"), "ZE_BENCHMARKS_WORKSPACES_DIR": str(root / "ws"),
-        "ZE_BENCHMARKS_CLAUDE_BIN": str(root / "no-claude-here"), "ZE_BENCHMARKS_HTTP_RETRIES": "0",
+        "ZE_BENCHMARKS_TOOLS_DIR": str(root / "no-tools-here"), "ZE_BENCHMARKS_HTTP_RETRIES": "0",
         "ZE_BENCHMARKS_LOG_DIR": str(root / "logs"),
     }
     mp = pytest.MonkeyPatch()

@@ -66,9 +66,9 @@ def test_max_cost_with_a_priced_model_is_accepted_by_the_preflight(env, monkeypa
 
 
 def test_claude_code_without_its_cli_is_refused_before_any_run(env, monkeypatch):
-    monkeypatch.setenv("PATH", str(env / "empty-bin"))
-    monkeypatch.delenv("ZE_BENCHMARKS_CLAUDE_BIN", raising=False)
-    _refused(bench("demo", "add-one", "--agent", "claude-code"), "`claude` executable on PATH")
+    monkeypatch.setenv("ZE_BENCHMARKS_TOOLS_DIR", str(env / "no-tools"))
+    monkeypatch.delenv("ZE_BENCHMARKS_CLAUDE_CODE_BIN", raising=False)
+    _refused(bench("demo", "add-one", "--agent", "claude-code"), "not installed", "bench agents install claude-code")
     assert _stored_runs(env) == 0
 
 
@@ -77,8 +77,9 @@ def test_claude_code_without_credentials_is_refused_before_any_run(env, monkeypa
     fake.parent.mkdir()
     fake.write_text("#!/bin/sh\nexit 0\n")
     fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{fake.parent}:/usr/bin:/bin")
-    _refused(bench("demo", "add-one", "--agent", "claude-code"), "needs credentials", "ANTHROPIC_API_KEY")
+    monkeypatch.setenv("ZE_BENCHMARKS_CLAUDE_CODE_BIN", str(fake))
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    _refused(bench("demo", "add-one", "--agent", "claude-code"), "needs ANTHROPIC_API_KEY")
 
 
 def test_sandbox_bwrap_where_it_cannot_run_is_refused_and_auto_falls_back_with_a_warning(env, monkeypatch):

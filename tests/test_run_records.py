@@ -224,7 +224,7 @@ def test_bench_profile_names_the_bottleneck_of_a_stored_batch(tmp_path, monkeypa
     ("I could not fix the bug.", False),
 ])
 def test_claude_code_output_tells_a_provider_failure_from_the_agents(text, infra):
-    from harness.agents.claude_code import provider_failure
+    from harness.agents.installed.claude_code import provider_failure
 
     assert (provider_failure(f"some output\n{text}\n") is not None) is infra
 

@@ -38,6 +38,7 @@ from typing import Any
 from harness.agents.base import AgentContext, AgentResult, SandboxNeeds
 from harness.agents.installed.tools import Package, executable_path, install_command, install_dir
 from harness.leftovers import owned
+from harness.secrets import is_secret_name
 from harness.trees import read_regular, remove_tree
 
 AGENT_HOME = "/zebench/agent-home"  # the agent's private home, inside the sandbox (bwrap)
@@ -110,6 +111,9 @@ class AgentSpec(ABC):
     package: Package
     api: str  # anthropic | openai | gemini
     summary: str = ""
+    # Variables of the harness's environment handed to the CLI (its own settings), never one
+    # whose name says it is a secret: the key reaches it only as the launch sets it.
+    env_prefixes: tuple[str, ...] = ()
 
     @abstractmethod
     def launch(self, task: Task) -> Launch:
@@ -265,7 +269,9 @@ class InstalledAgent:
         delivered = _deliver(ctx, launch.workspace_files)
         timeout = ctx.remaining_s()
         argv = self._relay.wrap(launch.argv) if relayed else launch.argv
-        env = {"HOME": home_inner, **launch.env}
+        settings = {k: v for k, v in os.environ.items()
+                    if self.spec.env_prefixes and k.startswith(self.spec.env_prefixes) and not is_secret_name(k)}
+        env = {**settings, "HOME": home_inner, **launch.env}
         try:
             completed = ctx.sandbox.run_argv(argv, timeout_s=max(1.0, timeout), env=env, output_cap=OUTPUT_CAP)
         finally:

@@ -168,6 +168,7 @@ class ClaudeCodeSpec(AgentSpec):
     package = Package("npm", "@anthropic-ai/claude-code", "2.1.197", "claude")
     api = "anthropic"
     summary = "Anthropic's Claude Code CLI"
+    env_prefixes = ("CLAUDE_", "ANTHROPIC_")
 
     def __init__(self, allowed_tools: tuple[str, ...] = DEFAULT_ALLOWED_TOOLS,
                  disallowed_tools: tuple[str, ...] = DEFAULT_DISALLOWED_TOOLS,
