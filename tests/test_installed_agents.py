@@ -1,0 +1,155 @@
+"""Installed agents: the real agent CLIs, installed by ``bench agents install``, run in the bwrap
+sandbox against the scripted model server on a shipped scenario.
+
+The CLIs are installed once per test session into a session tools directory (the package
+registries must be reachable, as they are in CI). Each test runs the whole pipeline: the
+runner, the sandbox, the egress relay, grading, scoring, the store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from harness.evaluators.llm_judge import JudgeChoice
+from harness.results import open_client
+from harness.runner import RunOptions, run_batch
+from harness.scenarios import load_scenario, resolve_prompt
+from harness.scripted import ScriptedServer, parse_script
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[1]
+BENCH = str(Path(sys.executable).parent / "bench")
+API = {"claude-code": "anthropic"}
+AGENTS = sorted(API)
+
+
+def _bwrap_problem():
+    from harness.sandbox.bwrap import probe
+
+    return probe()
+
+
+@pytest.fixture(scope="session")
+def tools_dir(tmp_path_factory):
+    """A tools directory for the session, with every installed agent installed by the CLI."""
+    if shutil.which("npm") is None and not os.environ.get("CI"):
+        pytest.skip("npm is not installed")
+    root = Path(os.environ.get("ZE_BENCHMARKS_TEST_TOOLS_DIR") or tmp_path_factory.mktemp("agent-tools"))
+    for agent in AGENTS:
+        done = subprocess.run([BENCH, "agents", "install", agent], env={**os.environ, "ZE_BENCHMARKS_TOOLS_DIR": str(root)},
+                              capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, done.stderr
+    return root
+
+
+@pytest.fixture
+def lab(tmp_path, monkeypatch, tools_dir):
+    if _bwrap_problem() is not None and not os.environ.get("CI"):
+        pytest.skip(str(_bwrap_problem()))
+    monkeypatch.setenv("ZE_BENCHMARKS_TOOLS_DIR", str(tools_dir))
+    monkeypatch.setenv("ZE_BENCHMARKS_SPOOL_DIR", str(tmp_path / "spool"))
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "ZE_BENCHMARKS_WORKER_URL"):
+        monkeypatch.delenv(name, raising=False)
+    suites = tmp_path / "suites"
+    shutil.copytree(REPO / "suites" / "py-bugs", suites / "py-bugs")
+    return tmp_path, suites
+
+
+def run_agent(lab, agent: str, steps: list, *, specialist: str | None = None, model: str | None = None):
+    """(stored run, its transcript, the scripted server) of one run of ``agent`` on the scenario."""
+    root, suites = lab
+    scenario = load_scenario("py-bugs", "pagination-off-by-one", suites)
+    with ScriptedServer(parse_script(steps)) as server:
+        options = RunOptions(agent=agent, model=model, sandbox="bwrap", skip_warmup=True,
+                             workspaces_root=root / "ws", judge=JudgeChoice("none"),
+                             agent_options={"base_url": server.base_url(API[agent])})
+        if specialist is not None:
+            from dataclasses import replace
+
+            options = replace(options, specialist=_Specialist(specialist))
+        client = open_client(db_path=str(root / "bench.db"))
+        try:
+            outcome = run_batch(scenario, resolve_prompt(scenario, "L1"), options, client)
+            run = client.get_run(outcome.runs[0].record.run_id)
+            transcript = client.get_transcript(run.run_id) or []
+        finally:
+            client.close()
+    return run, transcript, server
+
+
+class _Specialist:
+    """A stand-in specialist: its system prompt carries a marker."""
+
+    name, version = "marker-specialist", "1.0.0"
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def system_prompt(self, model):  # noqa: ANN001, ANN201
+        return self.text
+
+    def run_metadata(self, model):  # noqa: ANN001, ANN201
+        return {}
+
+
+def fix_steps(suites: Path) -> list:
+    fix = (suites / "py-bugs/scenarios/pagination-off-by-one/solution/pagekit/paginator.py").read_text()
+    return [{"write": {"path": "pagekit/paginator.py", "content": fix}},
+            {"run": "python3 -m pytest -q 2>&1 | tail -3"}, {"say": "Fixed the off-by-one errors."}]
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_the_real_cli_fixes_the_scenario_through_the_scripted_model(lab, agent):
+    run, transcript, server = run_agent(lab, agent, fix_steps(lab[1]))
+    assert run.status == "completed" and run.total_score == pytest.approx(1.0), run.metadata.get("agentError")
+    calls = [e.get("tool_call") or {} for e in transcript]
+    assert any("paginator.py" in json.dumps(c) for c in calls)  # the write, as the agent made it
+    assert run.telemetry.tool_calls >= 2 and run.telemetry.tokens_in > 0 and run.telemetry.tokens_out > 0
+    info = run.metadata["agentInfo"]
+    assert info["agent"] == agent and info["version"] == run.metadata["configParts"]["agent"].split("@")[1]
+    egress = run.metadata["egress"]
+    assert egress["contacted"] and not egress["errors"]
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_the_real_cli_doing_nothing_fails(lab, agent):
+    run, _, _ = run_agent(lab, agent, [{"say": "Nothing needs to change."}])
+    assert run.status == "failed" and not run.is_successful
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_specialist_reaches_the_agents_own_instructions(lab, agent):
+    marker = "SPECIALIST-MARKER-5f1e"
+    with_it, _, server = run_agent(lab, agent, [{"say": "ok"}], specialist=f"Always cite {marker}.")
+    assert marker in server.bodies_text()
+    assert with_it.metadata["agentInfo"]["specialistChannel"]
+    _, _, plain = run_agent(lab, agent, [{"say": "ok"}])
+    assert marker not in plain.bodies_text()
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_the_agent_reaching_another_port_is_refused_and_recorded(lab, agent):
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4)
+    port = listener.getsockname()[1]
+    accepted: list = []
+    threading.Thread(target=lambda: accepted.append(listener.accept()), daemon=True).start()
+    probe = (f"python3 -c \"import urllib.request as u; u.urlopen('http://127.0.0.1:{port}/steal', timeout=5)\" "
+             "; echo probed")
+    try:
+        run, _, _ = run_agent(lab, agent, [{"run": probe}, {"say": "done"}])
+    finally:
+        listener.close()
+    assert not accepted
+    assert f"127.0.0.1:{port}" in {r["host"] for r in run.metadata["egress"]["refused"]}
