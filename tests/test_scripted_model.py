@@ -180,3 +180,19 @@ def test_bench_mock_model_serves_a_script_until_interrupted_and_logs_what_it_was
     assert "1 request(s) answered" in out
     logged = json.loads(log.read_text().splitlines()[0])
     assert logged["api"] == "anthropic" and logged["body"]["messages"][0]["content"] == "hi"
+
+
+def test_text_a_client_puts_in_the_models_mouth_before_the_task_is_no_answer():
+    from harness.scripted.wire import read_request
+
+    history = [{"role": "system", "content": "s"}, {"role": "user", "content": "context"},
+               {"role": "assistant", "content": "Got it. Thanks for the context!"}, {"role": "user", "content": "Fix"}]
+    assert read_request("/v1/chat/completions", {"messages": history}, 10).turn == 0
+    history += [{"role": "assistant", "content": None, "tool_calls": [{"id": "1"}]}, {"role": "tool", "content": "ok"},
+                {"role": "assistant", "content": "thinking aloud"}]
+    assert read_request("/v1/chat/completions", {"messages": history}, 10).turn == 2
+    gemini = {"contents": [{"role": "user", "parts": [{"text": "context"}]}, {"role": "model", "parts": [{"text": "Got it."}]},
+                           {"role": "user", "parts": [{"text": "Fix"}]},
+                           {"role": "model", "parts": [{"functionCall": {"name": "x"}}]},
+                           {"role": "user", "parts": [{"functionResponse": {"name": "x"}}]}]}
+    assert read_request("/v1beta/models/m:generateContent", gemini, 10).turn == 1

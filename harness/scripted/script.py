@@ -97,15 +97,17 @@ class Script:
         """The answer to the request that follows ``turn`` earlier answers."""
         if not tools:
             return Answer(text="Scripted answer.")
-        answers = self.answers_for(tools)
+        answers = self.answers_for(tools, upto=turn)
         return answers[turn] if turn < len(answers) else Answer(text="done")
 
-    def answers_for(self, tools: list[Tool]) -> list[Answer]:
-        """Every answer of the script, with the tools offered. A step is one answer, except a
-        write with a tool that refuses to replace a file it has not read (Claude Code's
-        ``Write``): the file is read first, in an answer of its own."""
+    def answers_for(self, tools: list[Tool], upto: int | None = None) -> list[Answer]:
+        """The script's answers with the tools offered (as far as answer ``upto``, when given).
+        A step is one answer, except a write with a tool that refuses to replace a file it has
+        not read (Claude Code's ``Write``): the file is read first, in an answer of its own."""
         answers: list[Answer] = []
         for step in self.steps:
+            if upto is not None and len(answers) > upto:
+                break
             if step.kind == "say":
                 answers.append(Answer(text=str(step.value)))
                 continue
@@ -113,6 +115,8 @@ class Script:
                 read = self._read_before_write(step, tools)
                 if read is not None:
                     answers.append(Answer(calls=(read,)))
+                    if upto is not None and len(answers) > upto:
+                        break
             answers.append(Answer(calls=(self.call_for(step, tools),)))
         return answers
 

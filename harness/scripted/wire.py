@@ -46,7 +46,8 @@ def read_request(path: str, body: dict[str, Any], size: int) -> Request:
     if route.endswith("/chat/completions"):
         tools = [Tool(t["function"]["name"], t["function"].get("parameters") or {})
                  for t in body.get("tools") or [] if isinstance(t, dict) and isinstance(t.get("function"), dict)]
-        turn = sum(1 for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "assistant")
+        turn = _turns([(m.get("role") == "assistant", bool(m.get("tool_calls")), m.get("role") == "user")
+                       for m in body.get("messages") or [] if isinstance(m, dict)])
         usage = bool((body.get("stream_options") or {}).get("include_usage"))
         return Request("chat", str(body.get("model") or ""), bool(body.get("stream")), turn, tools, tokens, usage)
     if route.endswith("/responses"):
@@ -55,15 +56,18 @@ def read_request(path: str, body: dict[str, Any], size: int) -> Request:
             if not isinstance(t, dict) or not t.get("name"):
                 continue
             tools.append(Tool(t["name"], t.get("parameters") or {}, freeform=t.get("type") == "custom"))
-        items = body.get("input") if isinstance(body.get("input"), list) else []
-        turn = sum(1 for i in items if isinstance(i, dict) and (
-            i.get("type") in ("function_call", "custom_tool_call", "local_shell_call")
-            or (i.get("type", "message") == "message" and i.get("role") == "assistant")))
+        items = [i for i in (body.get("input") if isinstance(body.get("input"), list) else []) if isinstance(i, dict)]
+        turn = _turns([(i.get("type") in _CALL_ITEMS or (i.get("type", "message") == "message"
+                                                           and i.get("role") == "assistant"),
+                        i.get("type") in _CALL_ITEMS,
+                        i.get("type", "message") == "message" and i.get("role") == "user") for i in items])
         return Request("responses", str(body.get("model") or ""), bool(body.get("stream")), turn, tools, tokens)
     if route.endswith("/messages"):
         tools = [Tool(t["name"], t.get("input_schema") or {}) for t in body.get("tools") or []
                  if isinstance(t, dict) and t.get("name")]
-        turn = sum(1 for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "assistant")
+        messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+        turn = _turns([(m.get("role") == "assistant", _has_block(m, "tool_use"),
+                        m.get("role") == "user" and not _only_blocks(m, "tool_result")) for m in messages])
         return Request("anthropic", str(body.get("model") or ""), bool(body.get("stream")), turn, tools, tokens)
     if ":generateContent" in route or ":streamGenerateContent" in route:
         model = route.rsplit("/models/", 1)[-1].split(":", 1)[0]
@@ -72,9 +76,35 @@ def read_request(path: str, body: dict[str, Any], size: int) -> Request:
             for decl in (group or {}).get("functionDeclarations") or []:
                 schema = decl.get("parametersJsonSchema") or decl.get("parameters") or {}
                 tools.append(Tool(decl.get("name", ""), schema))
-        turn = sum(1 for c in body.get("contents") or [] if isinstance(c, dict) and c.get("role") == "model")
+        contents = [c for c in body.get("contents") or [] if isinstance(c, dict)]
+        turn = _turns([(c.get("role") == "model", any("functionCall" in p for p in c.get("parts") or []),
+                        c.get("role") == "user" and any("text" in p for p in c.get("parts") or []))
+                       for c in contents])
         return Request("gemini", model, ":streamGenerateContent" in route, turn, tools, tokens)
     raise WireError(f"no scripted API answers {route}")
+
+
+_CALL_ITEMS = ("function_call", "custom_tool_call", "local_shell_call")
+
+
+def _turns(messages: list[tuple[bool, bool, bool]]) -> int:
+    """How many answers of the model a conversation holds, from (from the model, made a tool
+    call, a user's words) per message: every answer with a tool call, and the answers with
+    text alone after the user's last words. Text the client put in the model's mouth before
+    the task (Qwen Code's and Gemini CLI's "Got it. Thanks for the context!") is no answer."""
+    last_user = max((i for i, (_, _, user) in enumerate(messages) if user), default=-1)
+    return sum(1 for i, (model, called, _) in enumerate(messages) if model and (called or i > last_user))
+
+
+def _has_block(message: dict[str, Any], kind: str) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == kind for b in content)
+
+
+def _only_blocks(message: dict[str, Any], kind: str) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and bool(content) and all(
+        isinstance(b, dict) and b.get("type") == kind for b in content)
 
 
 def _arguments_text(arguments: dict[str, Any] | str) -> str:
