@@ -22,7 +22,8 @@ from pathlib import Path
 from harness.trees import remove_tree
 
 _OWNED = re.compile(r"-p(\d+)-")
-TEMP_PREFIXES = ("zebench-sandbox-", "zebench-reports-", "zebench-tools-", "zebench-probe-", "zebench-egress-")
+TEMP_PREFIXES = ("zebench-sandbox-", "zebench-reports-", "zebench-tools-", "zebench-probe-", "zebench-egress-",
+                 "zebench-agent-home-")
 MARKER_VAR = "ZEBENCH_SANDBOX_ID"
 
 

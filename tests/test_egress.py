@@ -102,3 +102,17 @@ def test_every_other_destination_is_refused_and_recorded(relayed):
     assert not accepted  # the host's loopback service was never reached
     refused = {r["host"] for r in relay.report()["refused"]}
     assert {f"127.0.0.1:{port}", "telemetry.example.com:443"} <= refused
+
+
+@bwrap_only
+def test_a_client_that_sends_everything_to_its_proxy_still_reaches_the_model(relayed):
+    box, relay, server = relayed
+    via_proxy = ("import json, os, urllib.request, sys\n"
+                 "opener = urllib.request.build_opener(urllib.request.ProxyHandler({'http': os.environ['HTTP_PROXY']}))\n"
+                 "req = urllib.request.Request(sys.argv[1] + '/chat/completions', data=json.dumps({'model': 'm', "
+                 "'messages': [], 'tools': [{'type': 'function', 'function': {'name': 'w'}}]}).encode(), "
+                 "headers={'Content-Type': 'application/json'})\n"
+                 "print('ANSWER', json.load(opener.open(req, timeout=20))['choices'][0]['message']['content'])\n")
+    result = _run(box, relay, ["python3", "-c", via_proxy, relay.upstream.inner_base_url])
+    assert "ANSWER hello from the model" in result.stdout, result.stderr[-2000:]
+    assert relay.report()["refused"] == []

@@ -119,6 +119,40 @@ class _Tree:
         return opts
 
 
+@functools.lru_cache(maxsize=4)
+def _account_files(uid: int, gid: int) -> tuple[str, ...]:
+    """``/etc/passwd`` and ``/etc/group`` with an entry for the sandbox uid when the host's have
+    none (programs that ask who they are, such as Node's ``os.userInfo()``, fail without one):
+    the host's files plus one line each, written once per process and bound over the originals."""
+    import atexit
+    import grp
+    import pwd
+
+    try:
+        pwd.getpwuid(uid)
+        return ()
+    except KeyError:
+        pass
+    from harness.leftovers import owned
+    from harness.trees import remove_tree
+
+    folder = Path(tempfile.mkdtemp(prefix=owned("zebench-sandbox-accounts-")))
+    atexit.register(remove_tree, folder)
+    os.chmod(folder, 0o755)
+    passwd = Path("/etc/passwd").read_text() if os.path.exists("/etc/passwd") else ""
+    (folder / "passwd").write_text(passwd.rstrip("\n") + f"\nsandbox:x:{uid}:{gid}:zebench sandbox:{HOME}:/bin/sh\n")
+    opts = ["--ro-bind", str(folder / "passwd"), "/etc/passwd"]
+    try:
+        grp.getgrgid(gid)
+    except KeyError:
+        group = Path("/etc/group").read_text() if os.path.exists("/etc/group") else ""
+        (folder / "group").write_text(group.rstrip("\n") + f"\nsandbox:x:{gid}:\n")
+        opts += ["--ro-bind", str(folder / "group"), "/etc/group"]
+    for name in os.listdir(folder):
+        os.chmod(folder / name, 0o644)
+    return tuple(opts)
+
+
 def bwrap_executable() -> str | None:
     return os.environ.get("ZE_BENCHMARKS_BWRAP") or shutil.which("bwrap")
 
@@ -161,6 +195,7 @@ class BwrapSandbox(Sandbox):
             elif os.path.isdir(top):
                 opts += ["--ro-bind", top, top]
         opts += ["--ro-bind", "/etc", "/etc"]
+        opts += _account_files(self.identity.uid, self.identity.gid)
         for file in _MASKED_FILES:
             if os.path.exists(file):
                 opts += ["--ro-bind", "/dev/null", file]

@@ -13,8 +13,9 @@ harness, which decides:
   relay holds the real key, with the agent's placeholder key replaced by it, so the key
   never enters the sandbox;
 - the **proxy route** (``http://127.0.0.2:8401``, given to the agent as ``HTTP(S)_PROXY``)
-  refuses every destination (``CONNECT`` or a proxied request) with 403, and records it: what
-  an agent tries to reach besides its model shows in the run's record.
+  lets through the model route's own address (for clients that send everything to their
+  proxy) and refuses every other destination (``CONNECT`` or a proxied request) with 403, and
+  records it: what an agent tries to reach besides its model shows in the run's record.
 
 Connections a program makes without the proxy fail in the empty network namespace and are
 not seen. ``EgressRelay.report()`` gives the hosts contacted and the refusals for the run's
@@ -221,11 +222,21 @@ class EgressRelay:
                 pass
 
     def _refuse(self, sock: socket.socket, reader: _Reader) -> None:
+        """The proxy route: the model's own address is let through (some clients send every
+        request to the proxy they are given); everything else is refused and recorded."""
         head = reader.head()
         if head is None:
             return
-        method, target, _headers = _parse_head(head)
+        method, target, headers = _parse_head(head)
         where = target if method == "CONNECT" else (urlsplit(target).netloc or target)
+        if where == f"{MODEL_ADDRESS[0]}:{MODEL_ADDRESS[1]}":
+            if method == "CONNECT":
+                sock.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                self._model(sock, reader)
+            else:
+                parts = urlsplit(target)
+                self._model(sock, reader, (method, parts.path + (f"?{parts.query}" if parts.query else ""), headers))
+            return
         with self._lock:
             if len(self.log.refused) < MAX_RECORDS:
                 self.log.refused.append({"host": where, "method": method, "at": time.time()})
@@ -233,11 +244,14 @@ class EgressRelay:
         sock.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nConnection: close\r\n"
                      + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
 
-    def _model(self, sock: socket.socket, reader: _Reader) -> None:
-        head = reader.head()
-        if head is None:
-            return
-        method, target, headers = _parse_head(head)
+    def _model(self, sock: socket.socket, reader: _Reader,
+               parsed: tuple[str, str, list[tuple[str, str]]] | None = None) -> None:
+        if parsed is None:
+            head = reader.head()
+            if head is None:
+                return
+            parsed = _parse_head(head)
+        method, target, headers = parsed
         lowered = {name.lower(): value for name, value in headers}
         if "chunked" in lowered.get("transfer-encoding", "").lower():
             body = reader.chunked()

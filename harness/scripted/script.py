@@ -10,8 +10,9 @@ conversation whatever the agent does in between::
       - say: Fixed the off-by-one errors.
 
 - ``write: {path, content | content_file}``: write a file with the agent's own tool for it
-  (``write_file``, ``Write``, ``write``, ``create_file``, ...); with Claude Code's ``Write``,
-  which refuses to replace a file it has not read, the file is read first (one more answer);
+  (``write_file``, ``Write``, ``write``, ``create_file``, ...); with a write tool that takes an
+  absolute ``file_path`` (Claude Code's, Qwen Code's), which refuse to replace a file they
+  have not read, the file is read first (one more answer);
   ``content_file`` is read relative to the script;
 - ``run: COMMAND``: run a shell command with the agent's own tool for it (``run_command``,
   ``Bash``, ``shell``, ``run_shell_command``, ``exec_command``, ...);
@@ -44,8 +45,9 @@ PATH_PARAMS = ("file_path", "absolute_path", "path", "filepath", "filename", "ta
 CONTENT_PARAMS = ("content", "file_text", "text", "contents", "new_content")
 COMMAND_PARAMS = ("command", "cmd", "commands", "script")
 ABSOLUTE_PARAMS = ("file_path", "absolute_path")
-# Write tools that refuse to replace a file they have not read, and the tool that reads it.
-READ_BEFORE_WRITE = {"Write": ("Read",)}
+# Tools that read a file: offered beside a write tool that wants an absolute path (Claude
+# Code's ``Write``, Qwen Code's ``write_file``), which refuses to replace a file it has not read.
+READ_TOOLS = ("Read", "read_file")
 
 
 class ScriptError(ValueError):
@@ -122,7 +124,9 @@ class Script:
 
     def _read_before_write(self, step: Step, tools: list[Tool]) -> Call | None:
         write = pick_tool(tools, WRITE_TOOLS)
-        read = pick_tool(tools, READ_BEFORE_WRITE.get(write.name, ()) if write else ())
+        if write is None or (_param(write, PATH_PARAMS) or "") not in ABSOLUTE_PARAMS:
+            return None
+        read = pick_tool(tools, READ_TOOLS)
         if read is None:
             return None
         param = _param(read, PATH_PARAMS) or "file_path"

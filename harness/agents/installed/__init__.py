@@ -38,6 +38,7 @@ from typing import Any
 from harness.agents.base import AgentContext, AgentResult, SandboxNeeds
 from harness.agents.installed.tools import Package, executable_path, install_command, install_dir
 from harness.leftovers import owned
+from harness.sandbox.identity import resolve_identity
 from harness.secrets import is_secret_name
 from harness.trees import read_regular, remove_tree
 
@@ -220,6 +221,7 @@ class InstalledAgent:
 
         self._kind = kind
         self._home = Path(tempfile.mkdtemp(prefix=owned("zebench-agent-home-")))
+        resolve_identity().adopt(self._home)  # the agent's own, as the uid its commands run as
         mounts = [Mount(self._home, AGENT_HOME if kind == "bwrap" else None, writable=True)]
         try:
             executable = self.executable()

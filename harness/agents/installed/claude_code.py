@@ -201,41 +201,47 @@ class ClaudeCodeSpec(AgentSpec):
         return provider_failure(text)
 
     def parse(self, output: Output) -> AgentResult:
-        parsed = parse_cli_output(output.stdout)
-        result = parsed.result or {}
-        model_usage = result.get("modelUsage")
-        reported = next(iter(model_usage)) if isinstance(model_usage, dict) and len(model_usage) == 1 else None
-        tokens_in, tokens_out, cache_read, cache_write = _usage_totals(result) if result else (0, 0, 0, 0)
-        cost = result.get("total_cost_usd") if result else None
-        agent_result = AgentResult(
-            model=parsed.model or reported,
-            final_answer=str(result.get("result") or "") if result else "",
-            tokens_in=tokens_in, tokens_out=tokens_out, cache_read_tokens=cache_read, cache_write_tokens=cache_write,
-            # The CLI prices its own calls; without a result line the spend is unknown, not zero.
-            cost_usd=float(cost) if isinstance(cost, (int, float)) else None,
-            tool_calls=parsed.tool_calls,
-            turns=int(result.get("num_turns") or parsed.assistant_messages) if result else parsed.assistant_messages,
-            transcript=parsed.transcript,
-        )
-        # The CLI's own measure of the time its API calls took; its tools are not told apart.
-        api_ms = result.get("duration_api_ms") if result else None
-        if isinstance(api_ms, (int, float)) and not isinstance(api_ms, bool) and api_ms >= 0:
-            agent_result.model_ms = float(api_ms)
-        subtype = str(result.get("subtype") or "")
-        if not result:
-            agent_result.status = "error"
-            detail = (output.stderr or output.stdout).strip().splitlines()[-1:] or ["no output"]
-            agent_result.error = f"claude exited with status {output.exit_code} without a result: {detail[0][:500]}"
-        elif subtype in ("error_max_turns", "error_max_budget_usd"):
-            agent_result.status = "budget_exceeded"
-            agent_result.error = f"claude stopped: {subtype}"
-        elif result.get("is_error") or subtype.startswith("error"):
-            agent_result.status = "failed"
-            agent_result.error = f"claude reported an error ({subtype or 'is_error'}): {str(result.get('result') or '')[:500]}"
-        elif output.exit_code not in (0, None):
-            agent_result.status = "failed"
-            agent_result.error = f"claude exited with status {output.exit_code}"
-        return agent_result
+        return result_from_stream(parse_cli_output(output.stdout), output, "claude")
+
+
+def result_from_stream(parsed: ClaudeCodeOutput, output: Output, program: str) -> AgentResult:
+    """The run's result from stream-json events (Claude Code's format, which Qwen Code shares):
+    tokens, cost (when the CLI reports one: else None, priced later from the table), turns,
+    tool calls, transcript, and the status its ``result`` line or its exit says."""
+    result = parsed.result or {}
+    model_usage = result.get("modelUsage")
+    reported = next(iter(model_usage)) if isinstance(model_usage, dict) and len(model_usage) == 1 else None
+    tokens_in, tokens_out, cache_read, cache_write = _usage_totals(result) if result else (0, 0, 0, 0)
+    cost = result.get("total_cost_usd") if result else None
+    agent_result = AgentResult(
+        model=parsed.model or reported,
+        final_answer=str(result.get("result") or "") if result else "",
+        tokens_in=tokens_in, tokens_out=tokens_out, cache_read_tokens=cache_read, cache_write_tokens=cache_write,
+        # The CLI prices its own calls, when it does; an unreported spend is unknown, not zero.
+        cost_usd=float(cost) if isinstance(cost, (int, float)) else None,
+        tool_calls=parsed.tool_calls,
+        turns=int(result.get("num_turns") or parsed.assistant_messages) if result else parsed.assistant_messages,
+        transcript=parsed.transcript,
+    )
+    # The CLI's own measure of the time its API calls took; its tools are not told apart.
+    api_ms = result.get("duration_api_ms") if result else None
+    if isinstance(api_ms, (int, float)) and not isinstance(api_ms, bool) and api_ms >= 0:
+        agent_result.model_ms = float(api_ms)
+    subtype = str(result.get("subtype") or "")
+    if not result:
+        agent_result.status = "error"
+        detail = (output.stderr or output.stdout).strip().splitlines()[-1:] or ["no output"]
+        agent_result.error = f"{program} exited with status {output.exit_code} without a result: {detail[0][:500]}"
+    elif subtype in ("error_max_turns", "error_max_budget_usd"):
+        agent_result.status = "budget_exceeded"
+        agent_result.error = f"{program} stopped: {subtype}"
+    elif result.get("is_error") or subtype.startswith("error"):
+        agent_result.status = "failed"
+        agent_result.error = f"{program} reported an error ({subtype or 'is_error'}): {str(result.get('result') or '')[:500]}"
+    elif output.exit_code not in (0, None):
+        agent_result.status = "failed"
+        agent_result.error = f"{program} exited with status {output.exit_code}"
+    return agent_result
 
 
 register_spec(ClaudeCodeSpec())
