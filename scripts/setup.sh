@@ -35,6 +35,12 @@ if ! command -v bwrap >/dev/null 2>&1; then
     echo "setup: bubblewrap is not installed; run: sudo apt-get install -y bubblewrap" >&2
   fi
 fi
+# The unprivileged account sandboxed commands run as when bench runs as root (the harness
+# falls back to uid 65530 without it; an account gives that uid a name programs can look up).
+if [ "$(id -u)" = 0 ] && ! id zebench-sandbox >/dev/null 2>&1 && command -v useradd >/dev/null 2>&1; then
+  useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin zebench-sandbox \
+    || echo "setup: could not create the zebench-sandbox account" >&2
+fi
 # Chromium: the dashboard's browser tests and scripts/dashboard_screenshots.py drive Debian's
 # chromium through Playwright (installed by the [test] extra above; Playwright's own browser
 # download is never used). Without it the browser tests are skipped, except in CI.

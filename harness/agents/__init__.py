@@ -25,7 +25,8 @@ def _load_builtin() -> None:
     import importlib
 
     for module in ("harness.agents.scripted", "harness.agents.api", "harness.agents.local",
-                   "harness.agents.installed.claude_code", "harness.agents.installed.qwen_code"):
+                   "harness.agents.installed.claude_code", "harness.agents.installed.qwen_code",
+                   "harness.agents.installed.gemini_cli"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:

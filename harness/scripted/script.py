@@ -95,10 +95,12 @@ class Script:
     steps: list[Step]
     workspace: str = "/workspace"
 
-    def answer(self, turn: int, tools: list[Tool]) -> Answer:
-        """The answer to the request that follows ``turn`` earlier answers."""
+    def answer(self, turn: int, tools: list[Tool], json_schema: dict[str, Any] | None = None) -> Answer:
+        """The answer to the request that follows ``turn`` earlier answers. A request without
+        tools (a title, a router's question) gets a short answer, as JSON of ``json_schema``
+        when it asks for one, and uses no step."""
         if not tools:
-            return Answer(text="Scripted answer.")
+            return Answer(text=json.dumps(instance_of(json_schema)) if json_schema else "Scripted answer.")
         answers = self.answers_for(tools, upto=turn)
         return answers[turn] if turn < len(answers) else Answer(text="done")
 
@@ -155,6 +157,32 @@ class Script:
         spec = tool.properties.get(param) or {}
         command: Any = ["bash", "-lc", step.value] if spec.get("type") == "array" else step.value
         return Call(tool.name, {param: command})
+
+
+def instance_of(schema: Any) -> Any:
+    """A small value that satisfies a JSON Schema (Gemini's type names in capitals too): the
+    first of an enum, the minimum of a number, every property of an object."""
+    if not isinstance(schema, dict):
+        return None
+    if "enum" in schema and schema["enum"]:
+        return schema["enum"][0]
+    for key in ("anyOf", "oneOf"):
+        if schema.get(key):
+            return instance_of(schema[key][0])
+    kind = schema.get("type")
+    kind = (kind[0] if isinstance(kind, list) and kind else kind or "object").lower()
+    if kind == "object":
+        return {name: instance_of(sub) for name, sub in (schema.get("properties") or {}).items()}
+    if kind == "array":
+        return [instance_of(schema["items"])] * int(schema.get("minItems") or 0) if schema.get("items") else []
+    if kind in ("integer", "number"):
+        low = schema.get("minimum", 1)
+        return int(low) if kind == "integer" else float(low)
+    if kind == "boolean":
+        return False
+    if kind == "null":
+        return None
+    return "scripted"
 
 
 def pick_tool(tools: list[Tool], names: tuple[str, ...]) -> Tool | None:

@@ -33,6 +33,7 @@ class Request:
     tools: list[Tool] = field(default_factory=list)
     input_tokens: int = 0
     include_usage: bool = False  # Chat Completions' stream_options.include_usage
+    json_schema: dict[str, Any] | None = None  # the answer must be JSON of this schema (a router's question)
 
 
 class WireError(ValueError):
@@ -49,7 +50,9 @@ def read_request(path: str, body: dict[str, Any], size: int) -> Request:
         turn = _turns([(m.get("role") == "assistant", bool(m.get("tool_calls")), m.get("role") == "user")
                        for m in body.get("messages") or [] if isinstance(m, dict)])
         usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        return Request("chat", str(body.get("model") or ""), bool(body.get("stream")), turn, tools, tokens, usage)
+        schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema")
+        return Request("chat", str(body.get("model") or ""), bool(body.get("stream")), turn, tools, tokens, usage,
+                       schema if isinstance(schema, dict) else None)
     if route.endswith("/responses"):
         tools = []
         for t in body.get("tools") or []:
@@ -80,7 +83,12 @@ def read_request(path: str, body: dict[str, Any], size: int) -> Request:
         turn = _turns([(c.get("role") == "model", any("functionCall" in p for p in c.get("parts") or []),
                         c.get("role") == "user" and any("text" in p for p in c.get("parts") or []))
                        for c in contents])
-        return Request("gemini", model, ":streamGenerateContent" in route, turn, tools, tokens)
+        config = body.get("generationConfig") or {}
+        schema = config.get("responseJsonSchema") or config.get("responseSchema")
+        if not isinstance(schema, dict) and config.get("responseMimeType") == "application/json":
+            schema = {"type": "object"}
+        return Request("gemini", model, ":streamGenerateContent" in route, turn, tools, tokens,
+                       json_schema=schema if isinstance(schema, dict) else None)
     raise WireError(f"no scripted API answers {route}")
 
 
