@@ -14,6 +14,7 @@ conversation whatever the agent does in between::
   absolute ``file_path`` (Claude Code's, Qwen Code's), which refuse to replace a file they
   have not read, the file is read first (one more answer);
   ``content_file`` is read relative to the script;
+  Codex's ``apply_patch`` gets a patch that adds the file whole;
 - ``run: COMMAND``: run a shell command with the agent's own tool for it (``run_command``,
   ``Bash``, ``shell``, ``run_shell_command``, ``exec_command``, ...);
 - ``call: {name, arguments}``: call a tool by its name, with these arguments;
@@ -145,6 +146,10 @@ class Script:
             return Call(step.value["name"], dict(step.value.get("arguments") or {}))
         if step.kind == "write":
             tool = pick_tool(tools, WRITE_TOOLS)
+            patch = pick_tool(tools, ("apply_patch",)) if tool is None else None
+            if patch is not None:
+                return Call(patch.name, _patch(step.value) if patch.freeform
+                            else {(_param(patch, ("input", "patch")) or "input"): _patch(step.value)})
             if tool is None:
                 raise ScriptError(f"no tool to write a file among {[t.name for t in tools]}")
             path_param = _param(tool, PATH_PARAMS) or "path"
@@ -183,6 +188,16 @@ def instance_of(schema: Any) -> Any:
     if kind == "null":
         return None
     return "scripted"
+
+
+def _patch(write: dict[str, Any]) -> str:
+    """An ``apply_patch`` patch (Codex's file tool) that writes the whole file: ``Add File``
+    writes it whether it exists or not."""
+    lines = write["content"].split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    body = "".join(f"+{line}\n" for line in lines)
+    return f"*** Begin Patch\n*** Add File: {write['path']}\n{body}*** End Patch\n"
 
 
 def pick_tool(tools: list[Tool], names: tuple[str, ...]) -> Tool | None:
