@@ -29,7 +29,7 @@ pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH = str(Path(sys.executable).parent / "bench")
-API = {"claude-code": "anthropic", "qwen-code": "openai", "gemini-cli": "gemini", "codex": "openai"}
+API = {"claude-code": "anthropic", "qwen-code": "openai", "gemini-cli": "gemini", "codex": "openai", "opencode": "openai"}
 AGENTS = sorted(API)
 
 

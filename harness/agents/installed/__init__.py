@@ -84,6 +84,7 @@ class Launch:
     home_files: dict[str, str] = field(default_factory=dict)  # relative to the home -> content
     workspace_files: dict[str, str] = field(default_factory=dict)  # instruction files, out before grading
     channel: str | None = None  # where the specialist went ("CLAUDE.md", "--append-system-prompt", ...)
+    model: str | None = None  # the model the agent asks for when the task names none (its default)
 
 
 @dataclass
@@ -280,7 +281,7 @@ class InstalledAgent:
             delivered.restore()
         output = Output(completed.stdout, completed.stderr, completed.exit_code, completed.timed_out, self._home)
         result = self.spec.parse(output)
-        result.model = result.model or task.model
+        result.model = result.model or task.model or launch.model
         if completed.timed_out or completed.killed_by == "closed":
             result.status = "timeout"
             result.error = f"{self.name} did not finish before the deadline ({completed.duration_ms / 1000:.0f} s)"

@@ -78,8 +78,9 @@ class CodexSpec(AgentSpec):
         codex_home = f"{task.home}/.codex"
         env = {"CODEX_HOME": codex_home, KEY_VAR: task.api_key}
         files = {"AGENTS.md": task.specialist} if task.specialist else {}
-        return Launch(argv, env, home_files={".codex/config.toml": config_toml(task.base_url, task.model or DEFAULT_MODEL)},
-                      workspace_files=files, channel="AGENTS.md")
+        model = task.model or DEFAULT_MODEL
+        return Launch(argv, env, home_files={".codex/config.toml": config_toml(task.base_url, model)},
+                      workspace_files=files, channel="AGENTS.md", model=model)
 
     def parse(self, output: Output) -> AgentResult:
         transcript: list[dict[str, Any]] = []

@@ -36,7 +36,7 @@ class QwenCodeSpec(AgentSpec):
                "OPENAI_MODEL": task.model or DEFAULT_MODEL}
         files = {"QWEN.md": task.specialist} if task.specialist else {}
         return Launch(argv, env, home_files={".qwen/settings.json": json.dumps(SETTINGS)},
-                      workspace_files=files, channel="QWEN.md")
+                      workspace_files=files, channel="QWEN.md", model=env["OPENAI_MODEL"])
 
     def parse(self, output: Output) -> AgentResult:
         return result_from_stream(parse_cli_output(output.stdout), output, "qwen")
