@@ -165,6 +165,10 @@ class AgentChoice:
 
     @classmethod
     def parse(cls, text: str) -> "AgentChoice":
+        if text.strip().startswith("cmd:"):  # your own command: the colon is part of the agent
+            if not text.strip()[4:].strip():
+                raise PlanError(f"--agent {text!r}: no command after cmd:")
+            return cls(text.strip())
         agent, sep, model = text.strip().partition(":")
         if not agent:
             raise PlanError(f"--agent {text!r}: no agent name")

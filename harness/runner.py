@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from harness import __version__ as HARNESS_VERSION
-from harness.agents import UnknownAgentError, agent_identity, agent_names, create_agent
+from harness.agents import UnknownAgentError, agent_identity, agent_names, create_agent, is_agent
 from harness.agents.base import AgentContext, AgentResult, Budgets, SandboxNeeds
 from harness.evaluators.base import EvaluatorResult
 from harness.evaluators.llm_judge import JudgeChoice, ResolvedJudge, resolve_judge
@@ -802,7 +802,7 @@ def _check_options(options: RunOptions, agents: list[tuple[str, str | None]]) ->
     if options.batch_id is not None and id_problem(options.batch_id):
         raise ValueError(f"batch id {options.batch_id[:40]!r}...: {id_problem(options.batch_id)}")
     for agent, model in agents:
-        if agent not in agent_names():
+        if not is_agent(agent):
             raise UnknownAgentError(f"unknown agent {agent!r}; available: {', '.join(agent_names())}")
         problem = unenforceable_budget(create_agent(agent, model, **options.agent_options), options.budgets)
         if problem:

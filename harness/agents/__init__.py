@@ -6,7 +6,8 @@ from typing import Any, Callable
 
 from harness.agents.base import Agent, AgentContext, AgentResult, Budgets
 
-__all__ = ["Agent", "AgentContext", "AgentResult", "Budgets", "create_agent", "register_agent", "agent_names"]
+__all__ = ["Agent", "AgentContext", "AgentResult", "Budgets", "agent_identity", "agent_names", "create_agent",
+           "is_agent", "register_agent"]
 
 # name -> factory(model, options) -> Agent. Factories import their SDKs lazily.
 _REGISTRY: dict[str, Callable[..., Agent]] = {}
@@ -18,6 +19,39 @@ class UnknownAgentError(ValueError):
 
 def register_agent(name: str, factory: Callable[..., Agent]) -> None:
     _REGISTRY[name] = factory
+
+
+ENTRY_POINT_GROUP = "zebench.agents"
+PLUGIN_ERRORS: list[str] = []  # plugins that could not be loaded, said by ``bench agents``
+_plugins_loaded: list[bool] = []
+
+
+def _load_plugins() -> None:
+    """Agents other packages register through the ``zebench.agents`` entry-point group: each
+    entry point names an :class:`~harness.agents.installed.AgentSpec` (a class or an instance:
+    an installed agent) or a factory ``(model=None, **options) -> Agent``, registered under
+    the entry point's name. A plugin that fails to load is reported, never fatal."""
+    if _plugins_loaded:
+        return
+    _plugins_loaded.append(True)
+    from importlib.metadata import entry_points
+
+    from harness.agents.installed import AgentSpec, register_spec
+
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            target = entry.load()
+            if isinstance(target, type) and issubclass(target, AgentSpec):
+                target = target()
+            if isinstance(target, AgentSpec):
+                target.name = entry.name
+                register_spec(target)
+            elif callable(target):
+                register_agent(entry.name, target)
+            else:
+                raise TypeError(f"{entry.value} is neither an AgentSpec nor a factory")
+        except Exception as exc:  # noqa: BLE001 - one broken plugin never stops the others
+            PLUGIN_ERRORS.append(f"{entry.name} ({entry.value}): {type(exc).__name__}: {exc}")
 
 
 def _load_builtin() -> None:
@@ -33,6 +67,7 @@ def _load_builtin() -> None:
         except ModuleNotFoundError as exc:
             if exc.name != module:
                 raise
+    _load_plugins()
 
 
 def agent_names() -> list[str]:
@@ -40,10 +75,23 @@ def agent_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def is_agent(name: str) -> bool:
+    """Whether ``name`` names an agent: a registered one (``NAME`` or ``NAME@VERSION``) or a
+    command (``cmd:...``)."""
+    if name.startswith("cmd:"):
+        return True
+    _load_builtin()
+    return name.partition("@")[0] in _REGISTRY
+
+
 def create_agent(name: str, model: str | None = None, **options: Any) -> Agent:
     """Build the agent called ``name`` (``NAME@VERSION`` for an installed agent at another
     version than its pinned one); raise :class:`UnknownAgentError` listing the known ones."""
     _load_builtin()
+    if name.startswith("cmd:"):
+        from harness.agents.installed.command import create_command_agent
+
+        return create_command_agent(name, model=model, **options)
     base, _, version = name.partition("@")
     if base not in _REGISTRY:
         raise UnknownAgentError(f"unknown agent {base!r}; available: {', '.join(sorted(_REGISTRY))}")
@@ -55,6 +103,8 @@ def create_agent(name: str, model: str | None = None, **options: Any) -> Agent:
 def agent_identity(name: str) -> str:
     """What of an ``--agent`` value makes runs comparable: an installed agent's name with the
     version that runs (its pinned one unless given), any other agent's name."""
+    if name.startswith("cmd:"):
+        return name
     _load_builtin()
     from harness.agents.installed import _SPECS
 

@@ -42,7 +42,9 @@ def agents(ctx: click.Context, as_json: bool) -> None:
                      "version": spec.package.version, "installed": found is not None,
                      "versions": installed_versions(name), "executable": str(found) if found else None})
     if as_json:
-        click.echo(json.dumps({"toolsDir": str(tools_dir()), "agents": rows}, indent=2))
+        from harness.agents import PLUGIN_ERRORS
+
+        click.echo(json.dumps({"toolsDir": str(tools_dir()), "agents": rows, "pluginErrors": PLUGIN_ERRORS}, indent=2))
         return
     table = Table(title="Agents")
     for column in ("agent", "kind", "pinned version", "installed here", "model API"):
@@ -58,7 +60,12 @@ def agents(ctx: click.Context, as_json: bool) -> None:
         table.add_row(row["agent"], "installed CLI", row["version"], state, row["api"])
     console = make_console()
     console.print(table)
-    console.print(f"Installed CLIs live in {tools_dir()} (ZE_BENCHMARKS_TOOLS_DIR).")
+    console.print(f"Installed CLIs live in {tools_dir()} (ZE_BENCHMARKS_TOOLS_DIR). Your own agent: "
+                  "--agent 'cmd:COMMAND', or a package's zebench.agents entry point.")
+    from harness.agents import PLUGIN_ERRORS
+
+    for problem in PLUGIN_ERRORS:
+        console.print(f"warning: an agent plugin could not be loaded: {problem}", style="yellow")
 
 
 @agents.command("install")

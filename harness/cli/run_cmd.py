@@ -295,11 +295,11 @@ def _agent_problem(agent_name: str, model: str | None, agent_options: dict[str, 
                    max_cost: float | None) -> str | None:
     """Why an agent cannot work at all (unknown, no API key, no CLI), or a cost budget could not
     be enforced (a model without a price); None when it can run."""
-    from harness.agents import UnknownAgentError, agent_names, create_agent
+    from harness.agents import UnknownAgentError, agent_names, create_agent, is_agent
     from harness.agents.base import Budgets
     from harness.runner import unenforceable_budget
 
-    if agent_name not in agent_names():
+    if not is_agent(agent_name):
         return str(UnknownAgentError(f"unknown agent {agent_name!r}; available: {', '.join(agent_names())}"))
     try:
         agent = create_agent(agent_name, model=model, **agent_options)

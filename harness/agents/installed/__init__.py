@@ -187,6 +187,13 @@ class InstalledAgent:
                                     f"`{install_command(self.name, None if self.version == self.spec.package.version else self.version)}`")
         return str(found)
 
+    def install_root(self) -> Path:
+        """The folder holding the agent's program and what it needs (visible read-only)."""
+        if self.executable_override:
+            return Path(self.executable()).parent
+        self.executable()  # installed, or AgentNotInstalled
+        return install_dir(self.name, self.version)
+
     def real_key(self) -> str | None:
         return os.environ.get(KEY_VARS[self.spec.api]) or None
 
@@ -225,9 +232,7 @@ class InstalledAgent:
         resolve_identity().adopt(self._home)  # the agent's own, as the uid its commands run as
         mounts = [Mount(self._home, AGENT_HOME if kind == "bwrap" else None, writable=True)]
         try:
-            executable = self.executable()
-            root = install_dir(self.name, self.version) if not self.executable_override else Path(executable).parent
-            mounts.append(Mount(Path(root).resolve()))
+            mounts.append(Mount(self.install_root().resolve()))
         except AgentNotInstalled:
             pass
         if kind != "bwrap":

@@ -35,6 +35,8 @@ class Package:
     executable: str
 
     def spec(self, version: str | None = None) -> str:
+        if self.manager == "none":  # a program the harness does not install
+            return self.name
         version = version or self.version
         return f"{self.name}@{version}" if self.manager == "npm" else f"{self.name}=={version}"
 
