@@ -107,12 +107,20 @@ def test_gemini_generate_content_plain_and_streamed(server):
     assert data["usageMetadata"]["candidatesTokenCount"] == 20
 
 
-def test_a_request_without_tools_gets_an_answer_without_using_a_step(server):
+def test_a_request_without_tools_gets_the_step_as_text_and_a_schema_gets_json(server):
     import openai
 
     client = openai.OpenAI(base_url=server.base_url("openai"), api_key="k", max_retries=0)
-    title = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "a title?"}])
-    assert title.choices[0].message.content and not title.choices[0].message.tool_calls
+    whole = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "edit"}])
+    assert whole.choices[0].message.content == "notes.txt\n```\nhello\n```"  # Aider's "whole" format
+    bash = client.chat.completions.create(model="m", messages=[
+        {"role": "system", "content": "Reply with exactly one ```bash block."}, {"role": "user", "content": "go"}])
+    assert "cat > 'notes.txt' <<'ZEBENCH_EOF'\nhello\nZEBENCH_EOF" in bash.choices[0].message.content
+    routed = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "route"}],
+                                            response_format={"type": "json_schema", "json_schema": {"name": "r", "schema": {
+                                                "type": "object", "properties": {"score": {"type": "integer", "minimum": 1,
+                                                                                           "maximum": 100}}}}})
+    assert json.loads(routed.choices[0].message.content) == {"score": 1}
     first = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "go"}],
                                            tools=[{"type": "function", "function": WRITE_TOOL}])
     assert first.choices[0].message.tool_calls[0].function.name == "write_file"

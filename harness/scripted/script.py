@@ -20,8 +20,10 @@ conversation whatever the agent does in between::
 - ``call: {name, arguments}``: call a tool by its name, with these arguments;
 - ``say: TEXT``: answer with text and no tool call: the agent's final answer.
 
-When the script has no step left, the model says ``done``. A request that offers no tool (a
-title request, a router's question) gets a short answer without using a step.
+When the script has no step left, the model says ``done``. A request that asks for JSON of a
+schema (Gemini CLI's router) gets an instance of the schema. A request that offers no tool
+gets the step as text (:meth:`Script.as_text`): Aider reads a file's whole new content from a
+fenced block under its path, mini-swe-agent runs the one ``bash`` block of each answer.
 
 How a step becomes a tool call depends on what the request offers: :func:`pick_tool` finds
 the agent's tool by name and fills its parameters by their names in the tool's schema
@@ -91,19 +93,53 @@ class Step:
     value: Any
 
 
+SUBMIT_COMMAND = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"  # how mini-swe-agent is told the task is done
+
+
 @dataclass
 class Script:
     steps: list[Step]
     workspace: str = "/workspace"
+    text_format: str = "auto"  # auto | whole | bash: how steps read as text (see Script.as_text)
 
-    def answer(self, turn: int, tools: list[Tool], json_schema: dict[str, Any] | None = None) -> Answer:
-        """The answer to the request that follows ``turn`` earlier answers. A request without
-        tools (a title, a router's question) gets a short answer, as JSON of ``json_schema``
-        when it asks for one, and uses no step."""
+    def answer(self, turn: int, tools: list[Tool], json_schema: dict[str, Any] | None = None,
+               system: str = "", submit: bool = False) -> Answer:
+        """The answer to the request that follows ``turn`` earlier answers. A request asking for
+        JSON of a schema (a router's question) gets an instance of it. A request without tools
+        gets the step as text (:meth:`as_text`): agents that edit through text (Aider) or run
+        the commands of fenced blocks (mini-swe-agent) read it so. ``submit``: the agent ends
+        its task with a command (mini-swe-agent): the final answer is that command."""
+        if json_schema:
+            return Answer(text=json.dumps(instance_of(json_schema)))
         if not tools:
-            return Answer(text=json.dumps(instance_of(json_schema)) if json_schema else "Scripted answer.")
+            if turn >= len(self.steps):
+                return Answer(text="done")
+            return Answer(text=self.as_text(self.steps[turn], system))
         answers = self.answers_for(tools, upto=turn)
-        return answers[turn] if turn < len(answers) else Answer(text="done")
+        answer = answers[turn] if turn < len(answers) else Answer(text="done")
+        if submit and not answer.calls:
+            tool = pick_tool(tools, RUN_TOOLS)
+            if tool is not None:
+                return Answer(text=answer.text, calls=(self.call_for(Step("run", SUBMIT_COMMAND), tools),))
+        return answer
+
+    def as_text(self, step: Step, system: str = "") -> str:
+        """A step as an answer in text. Where the agent's instructions ask for one bash block
+        per answer (mini-swe-agent), every step is a command: a write is a here-document, the
+        final answer the command that says the task is done. Else (Aider's "whole" edit
+        format) a write is the file's path and its whole content in a fence, a command a
+        fenced shell block."""
+        bash_only = self.text_format == "bash" or (self.text_format == "auto" and "```bash" in system)
+        if step.kind == "say":
+            return f"```bash\n{SUBMIT_COMMAND}\n```" if bash_only else str(step.value)
+        if step.kind == "write":
+            content = step.value["content"] if step.value["content"].endswith("\n") else step.value["content"] + "\n"
+            if bash_only:
+                return f"Writing {step.value['path']}.\n\n```bash\n{_heredoc(step.value)}\n```"
+            return f"{step.value['path']}\n```\n{content}```"
+        if step.kind == "run":
+            return f"Running a command.\n\n```bash\n{step.value}\n```"
+        return json.dumps(step.value)
 
     def answers_for(self, tools: list[Tool], upto: int | None = None) -> list[Answer]:
         """The script's answers with the tools offered (as far as answer ``upto``, when given).
@@ -150,6 +186,8 @@ class Script:
             if patch is not None:
                 return Call(patch.name, _patch(step.value) if patch.freeform
                             else {(_param(patch, ("input", "patch")) or "input"): _patch(step.value)})
+            if tool is None and pick_tool(tools, RUN_TOOLS) is not None:
+                return self.call_for(Step("run", _heredoc(step.value)), tools)  # a shell is all it has
             if tool is None:
                 raise ScriptError(f"no tool to write a file among {[t.name for t in tools]}")
             path_param = _param(tool, PATH_PARAMS) or "path"
@@ -190,6 +228,13 @@ def instance_of(schema: Any) -> Any:
     return "scripted"
 
 
+def _heredoc(write: dict[str, Any]) -> str:
+    """A shell command that writes the whole file (for an agent whose only tool is a shell)."""
+    content = write["content"] if write["content"].endswith("\n") else write["content"] + "\n"
+    path = write["path"]
+    return f"mkdir -p \"$(dirname '{path}')\" && cat > '{path}' <<'ZEBENCH_EOF'\n{content}ZEBENCH_EOF"
+
+
 def _patch(write: dict[str, Any]) -> str:
     """An ``apply_patch`` patch (Codex's file tool) that writes the whole file: ``Add File``
     writes it whether it exists or not."""
@@ -215,8 +260,12 @@ def _param(tool: Tool, names: tuple[str, ...]) -> str | None:
 
 
 def parse_script(data: Any, base: Path | None = None, workspace: str = "/workspace") -> Script:
-    """A :class:`Script` from its parsed form (``{"steps": [...]}`` or a bare list)."""
+    """A :class:`Script` from its parsed form (``{"steps": [...], "text_format": ...}`` or a bare
+    list of steps)."""
     steps_data = data.get("steps") if isinstance(data, dict) else data
+    text_format = str(data.get("text_format", "auto")) if isinstance(data, dict) else "auto"
+    if text_format not in ("auto", "whole", "bash"):
+        raise ScriptError(f"text_format: {text_format!r} is not auto, whole or bash")
     if not isinstance(steps_data, list):
         raise ScriptError("a script is a list of steps, or an object with a 'steps' list")
     steps = []
@@ -245,7 +294,7 @@ def parse_script(data: Any, base: Path | None = None, workspace: str = "/workspa
         else:
             raise ScriptError(f"{where}: unknown step {kind!r}; use write, run, call or say")
         steps.append(Step(kind, value))
-    return Script(steps, workspace=workspace)
+    return Script(steps, workspace=workspace, text_format=text_format)
 
 
 def load_script(path: str | Path, workspace: str = "/workspace") -> Script:

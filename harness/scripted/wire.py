@@ -34,14 +34,45 @@ class Request:
     input_tokens: int = 0
     include_usage: bool = False  # Chat Completions' stream_options.include_usage
     json_schema: dict[str, Any] | None = None  # the answer must be JSON of this schema (a router's question)
+    system: str = ""  # the client's instructions (system messages), as text
+    submit: bool = False  # the client ends a task with mini-swe-agent's submit command
 
 
 class WireError(ValueError):
     """A request the scripted model cannot read."""
 
 
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(_text(v) for v in value)
+    if isinstance(value, dict):
+        return _text(value.get("text") or value.get("content") or value.get("parts") or "")
+    return ""
+
+
+def _system_text(route: str, body: dict[str, Any]) -> str:
+    if route.endswith("/chat/completions"):
+        return _text([m.get("content") for m in body.get("messages") or []
+                      if isinstance(m, dict) and m.get("role") in ("system", "developer")])
+    if route.endswith("/responses"):
+        return _text(body.get("instructions")) + _text([i.get("content") for i in body.get("input") or []
+                                                         if isinstance(i, dict) and i.get("role") in ("system", "developer")])
+    if route.endswith("/messages"):
+        return _text(body.get("system"))
+    return _text((body.get("systemInstruction") or {}).get("parts"))
+
+
 def read_request(path: str, body: dict[str, Any], size: int) -> Request:
     """Which API ``path`` is and what ``body`` asks of it."""
+    request = _read_request(path, body, size)
+    request.system = _system_text(path.split("?", 1)[0].rstrip("/"), body)
+    request.submit = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT" in json.dumps(body)
+    return request
+
+
+def _read_request(path: str, body: dict[str, Any], size: int) -> Request:
     route = path.split("?", 1)[0].rstrip("/")
     tokens = max(1, size // 4)
     if route.endswith("/chat/completions"):

@@ -70,6 +70,7 @@ class Task:
     api_key: str  # what the agent sees (a placeholder behind the relay)
     workspace: str  # the workspace's path inside the sandbox
     home: str  # the agent's private, writable home inside the sandbox
+    executable: str = ""  # the agent's program, as the sandbox sees it
     max_turns: int = 50
     max_cost_usd: float | None = None
     specialist: str | None = None  # the specialist's instructions
@@ -85,6 +86,7 @@ class Launch:
     workspace_files: dict[str, str] = field(default_factory=dict)  # instruction files, out before grading
     channel: str | None = None  # where the specialist went ("CLAUDE.md", "--append-system-prompt", ...)
     model: str | None = None  # the model the agent asks for when the task names none (its default)
+    cleanup: tuple[str, ...] = ()  # what the agent leaves in the workspace that is not its work (globs)
 
 
 @dataclass
@@ -266,7 +268,7 @@ class InstalledAgent:
                     base_url=self._relay.upstream.inner_base_url if relayed else self.endpoint(),
                     api_key=PLACEHOLDER_KEY if relayed or not self.real_key() else self.real_key(),
                     workspace=ctx.sandbox.inner_workspace, home=home_inner, max_turns=ctx.budgets.max_turns,
-                    max_cost_usd=ctx.budgets.max_cost_usd, specialist=ctx.system_prompt)
+                    max_cost_usd=ctx.budgets.max_cost_usd, specialist=ctx.system_prompt, executable=executable)
         launch = self.spec.launch(task)
         launch.argv[0] = executable if launch.argv[0] == self.spec.package.executable else launch.argv[0]
         for rel, text in launch.home_files.items():
@@ -284,6 +286,7 @@ class InstalledAgent:
             completed = ctx.sandbox.run_argv(argv, timeout_s=max(1.0, timeout), env=env, output_cap=OUTPUT_CAP)
         finally:
             delivered.restore()
+            _clean(ctx.workspace, launch.cleanup)
         output = Output(completed.stdout, completed.stderr, completed.exit_code, completed.timed_out, self._home)
         result = self.spec.parse(output)
         result.model = result.model or task.model or launch.model
@@ -328,6 +331,14 @@ class _Delivered:
             remove_tree(target)
             if original is not None:
                 target.write_bytes(original)
+
+
+def _clean(workspace: Path, patterns: tuple[str, ...]) -> None:
+    """Remove what matches ``patterns`` at the top of the workspace (the agent's own files)."""
+    for pattern in patterns:
+        for path in workspace.glob(pattern):
+            if path.parent == workspace:
+                remove_tree(path)
 
 
 def _deliver(ctx: AgentContext, files: dict[str, str]) -> _Delivered:
