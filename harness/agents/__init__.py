@@ -61,7 +61,8 @@ def _load_builtin() -> None:
     for module in ("harness.agents.scripted", "harness.agents.api", "harness.agents.local",
                    "harness.agents.installed.claude_code", "harness.agents.installed.qwen_code",
                    "harness.agents.installed.gemini_cli", "harness.agents.installed.codex",
-                   "harness.agents.installed.opencode", "harness.agents.installed.aider"):
+                   "harness.agents.installed.opencode", "harness.agents.installed.aider",
+                   "harness.agents.installed.mini_swe_agent"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:
