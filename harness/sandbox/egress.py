@@ -161,7 +161,10 @@ class EgressRelay:
         self._server = Server(str(self.socket_path), Handler)
         os.chmod(self.socket_path, 0o666)
         os.chmod(self.directory, 0o755)
-        self._thread = threading.Thread(target=self._server.serve_forever, name="egress-relay", daemon=True)
+        # A short poll: closing the relay waits for it (the default half second was most of the
+        # seam's cost per run).
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
+                                        name="egress-relay", daemon=True)
         self._thread.start()
 
     # -- what the sandbox gets ------------------------------------------------------------------
