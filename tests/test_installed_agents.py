@@ -31,6 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 BENCH = str(Path(sys.executable).parent / "bench")
 API = {"claude-code": "anthropic", "qwen-code": "openai", "gemini-cli": "gemini", "codex": "openai", "opencode": "openai", "aider": "openai", "mini-swe-agent": "openai"}
 AGENTS = sorted(API)
+SKILLS = ("claude-code", "qwen-code")  # agents that also get the specialist as a skill
 
 
 def _bwrap_problem():
@@ -91,6 +92,7 @@ class _Specialist:
     """A stand-in specialist: its system prompt carries a marker."""
 
     name, version = "marker-specialist", "1.0.0"
+    unscoped_name = name
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -135,6 +137,8 @@ def test_a_specialist_reaches_the_agents_own_instructions(lab, agent):
     with_it, _, server = run_agent(lab, agent, [{"say": "ok"}], specialist=f"Always cite {marker}.")
     assert marker in server.bodies_text()
     assert with_it.metadata["agentInfo"]["specialistChannel"]
+    if agent in SKILLS:  # and as a skill, which the agent announces to its model by name
+        assert "marker-specialist" in server.bodies_text()
     _, _, plain = run_agent(lab, agent, [{"say": "ok"}])
     assert marker not in plain.bodies_text()
 

@@ -52,6 +52,7 @@ class AgentContext:
     budgets: Budgets = field(default_factory=Budgets)
     tools: ToolConfig = field(default_factory=ToolConfig)
     system_prompt: str | None = None  # the specialist's system prompt, if any
+    specialist_name: str | None = None  # the specialist's name (for agents that take it as a skill)
     model: str | None = None
     deadline: float | None = None  # time.monotonic() value at which the run must stop
     repeat_index: int = 0  # iteration number; part of the response cache key

@@ -74,6 +74,17 @@ class Task:
     max_turns: int = 50
     max_cost_usd: float | None = None
     specialist: str | None = None  # the specialist's instructions
+    specialist_name: str | None = None
+
+    def skill(self) -> tuple[str, str] | None:
+        """The specialist as a skill (``SKILL.md`` in a folder of its name), for agents that
+        load skills: (folder name, file text), or None without a specialist."""
+        if not self.specialist:
+            return None
+        name = re.sub(r"[^a-z0-9-]+", "-", (self.specialist_name or "specialist").lower()).strip("-") or "specialist"
+        first = next((line.strip() for line in self.specialist.splitlines() if line.strip()), name)
+        description = first.lstrip("#").strip()[:200].replace('"', "'")
+        return name, f'---\nname: {name}\ndescription: "{description}"\n---\n\n{self.specialist}\n'
 
 
 @dataclass
@@ -268,7 +279,8 @@ class InstalledAgent:
                     base_url=self._relay.upstream.inner_base_url if relayed else self.endpoint(),
                     api_key=PLACEHOLDER_KEY if relayed or not self.real_key() else self.real_key(),
                     workspace=ctx.sandbox.inner_workspace, home=home_inner, max_turns=ctx.budgets.max_turns,
-                    max_cost_usd=ctx.budgets.max_cost_usd, specialist=ctx.system_prompt, executable=executable)
+                    max_cost_usd=ctx.budgets.max_cost_usd, specialist=ctx.system_prompt, executable=executable,
+                    specialist_name=ctx.specialist_name)
         launch = self.spec.launch(task)
         launch.argv[0] = executable if launch.argv[0] == self.spec.package.executable else launch.argv[0]
         for rel, text in launch.home_files.items():

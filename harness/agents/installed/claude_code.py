@@ -10,7 +10,8 @@ calls and the transcript; the ``result`` line the answer, tokens and cost.
 Its endpoint is ``ANTHROPIC_BASE_URL`` (no ``/v1``) with ``ANTHROPIC_API_KEY``; start-up
 lookups are off (``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC``), its edits are accepted
 without a prompt (``--permission-mode acceptEdits``, its tools pre-approved, its web tools
-refused), and a specialist reaches it through ``--append-system-prompt``.
+refused), and a specialist reaches it through ``--append-system-prompt`` and as a skill of its
+own (``~/.claude/skills/NAME/SKILL.md``, in the agent's private home).
 """
 
 from __future__ import annotations
@@ -193,7 +194,9 @@ class ClaudeCodeSpec(AgentSpec):
         env = {"ANTHROPIC_BASE_URL": task.base_url, "ANTHROPIC_API_KEY": task.api_key,
                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
                "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1"}
-        return Launch(argv, env, channel="--append-system-prompt")
+        skill = task.skill()
+        files = {f".claude/skills/{skill[0]}/SKILL.md": skill[1]} if skill else {}
+        return Launch(argv, env, home_files=files, channel="--append-system-prompt, ~/.claude/skills")
 
     def provider_failure(self, output: Output) -> str | None:
         parsed = parse_cli_output(output.stdout)

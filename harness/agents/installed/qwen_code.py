@@ -6,7 +6,7 @@ Its model speaks OpenAI Chat Completions: ``OPENAI_BASE_URL`` (with ``/v1``),
 assistant's and the tools' messages, a final ``result`` with turns and token usage, no
 cost) and ``--yolo`` (no approval prompts). Its settings (``~/.qwen/settings.json``) turn
 usage statistics and telemetry off. A specialist reaches it through ``QWEN.md`` in the
-workspace, which it reads as project instructions.
+workspace, which it reads as project instructions, and as a skill (``~/.qwen/skills``).
 """
 
 from __future__ import annotations
@@ -35,8 +35,12 @@ class QwenCodeSpec(AgentSpec):
         env = {"OPENAI_BASE_URL": task.base_url, "OPENAI_API_KEY": task.api_key,
                "OPENAI_MODEL": task.model or DEFAULT_MODEL}
         files = {"QWEN.md": task.specialist} if task.specialist else {}
-        return Launch(argv, env, home_files={".qwen/settings.json": json.dumps(SETTINGS)},
-                      workspace_files=files, channel="QWEN.md", model=env["OPENAI_MODEL"])
+        home = {".qwen/settings.json": json.dumps(SETTINGS)}
+        skill = task.skill()
+        if skill:
+            home[f".qwen/skills/{skill[0]}/SKILL.md"] = skill[1]
+        return Launch(argv, env, home_files=home, workspace_files=files, channel="QWEN.md, ~/.qwen/skills",
+                      model=env["OPENAI_MODEL"])
 
     def parse(self, output: Output) -> AgentResult:
         return result_from_stream(parse_cli_output(output.stdout), output, "qwen")
