@@ -157,16 +157,24 @@ def check_chromium() -> Check:
     return Check("chromium", "missing", "no chromium on PATH", _install("chromium"), need)
 
 
-def check_claude() -> Check:
+def check_agent_clis() -> Check:
     from harness.agents import create_agent
+    from harness.agents.installed import specs
+    from harness.agents.installed.tools import tools_dir
 
-    need = "the claude-code agent"
-    agent = create_agent("claude-code")
-    try:
-        found = agent.executable()
-    except RuntimeError as exc:
-        return Check("claude", "missing", str(exc), "bench agents install claude-code", need)
-    return Check("claude", "ok", f"{agent.identity}: {found}", None, need)
+    need = "the installed agents (claude-code, codex, gemini-cli, ...)"
+    installed, missing = [], []
+    for name in sorted(specs()):
+        try:
+            create_agent(name).executable()
+            installed.append(name)
+        except RuntimeError:
+            missing.append(name)
+    if not missing:
+        return Check("agent CLIs", "ok", f"all installed in {tools_dir()}: {', '.join(installed)}", None, need)
+    detail = f"not installed: {', '.join(missing)}" + (f"; installed: {', '.join(installed)}" if installed else "")
+    fix = " && ".join(f"bench agents install {name}" for name in missing[:3]) + (" ..." if len(missing) > 3 else "")
+    return Check("agent CLIs", "limited" if installed else "missing", detail, fix, need)
 
 
 def check_local_model() -> Check:
@@ -180,7 +188,7 @@ def check_local_model() -> Check:
 
 CHECKS: tuple[Callable[[], Check], ...] = (
     check_bwrap, check_sandbox_user, check_cgroups, check_prlimit, check_pytest, check_node, check_pnpm, check_chromium,
-    check_claude, check_local_model,
+    check_agent_clis, check_local_model,
 )
 
 
