@@ -11,7 +11,7 @@ import click
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
 def doctor(as_json: bool) -> None:
     """Check the sandbox (bwrap, cgroups, prlimit) and the tools scenarios and agents use
-    (pytest, Node, pnpm, chromium, the claude CLI, the local model), and say how to get
+    (pytest, Node, pnpm, chromium, the agent CLIs, the local model), and say how to get
     what is missing. Every check runs the real thing. The exit status is 0: this command
     reports, it does not judge.
 
