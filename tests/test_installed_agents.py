@@ -191,3 +191,34 @@ def test_a_batch_of_three_installed_agents_is_read_by_compare_leaderboard_and_th
     with open_client(db_path=str(root / "batch.db")) as client:  # the worker's routes, as the dashboard reads them
         batch = client.get_batch("three-agents")
     assert batch.total_runs == 6 and batch.successful_runs == 6
+
+
+def test_mint_proves_a_specialist_for_an_installed_agent(lab, tmp_path):
+    """The scripted model knows the fix only when the specialist's instructions reach it, so
+    the snapshot's baseline-vs-specialist comparison is the specialist's doing."""
+    import json5
+
+    from test_specialists import copy_shipped_templates
+
+    root, suites = lab
+    agent = "codex" if "codex" in API else AGENTS[0]
+    templates = copy_shipped_templates(tmp_path / "templates")
+    env = {**os.environ, "ZE_BENCHMARKS_SUITES_DIR": str(suites), "ZE_BENCHMARKS_DB": str(root / "proof.db"),
+           "ZE_BENCHMARKS_WORKSPACES_DIR": str(root / "ws"), "ZE_BENCHMARKS_TEMPLATES_DIR": str(templates)}
+    marker = "Reproduce the bug with a failing test before changing code"  # in python-bugfixer's prompt
+    script = {"if_sent": marker, "steps": fix_steps(suites), "otherwise": [{"say": "I see nothing to fix."}]}
+    with ScriptedServer(parse_script(script)) as server:
+        for extra in ([], ["--specialist", "python-bugfixer"]):
+            done = subprocess.run([BENCH, "py-bugs", "pagination-off-by-one", "--agent", agent, "-n", "2",
+                                   "--base-url", server.base_url(API[agent]), "--judge", "none", "--sandbox", "bwrap",
+                                   "--batch-id", "proof", *extra], env=env, capture_output=True, text=True, timeout=900)
+            assert done.returncode == 0, done.stderr[-3000:]
+    minted = subprocess.run([str(Path(sys.executable).parent / "mint"), "snapshot", "python-bugfixer", "--batch-id",
+                             "proof", "--output", str(tmp_path / "snapshots"), "--json"], env=env, capture_output=True,
+                            text=True, timeout=300)
+    assert minted.returncode == 0, minted.stderr
+    comparison = json5.loads(Path(json.loads(minted.stdout)["path"]).read_text())["benchmarks"]["comparison"]
+    assert (comparison["baseline_runs"], comparison["specialist_runs"]) == (2, 2)
+    assert comparison["configuration"]["differing_parts"] == ["specialist"]
+    success = next(m for m in comparison["metrics"] if m["metric"] == "success")
+    assert (success["baseline_mean"], success["specialist_mean"]) == (0.0, 1.0)

@@ -204,3 +204,18 @@ def test_text_a_client_puts_in_the_models_mouth_before_the_task_is_no_answer():
                            {"role": "model", "parts": [{"functionCall": {"name": "x"}}]},
                            {"role": "user", "parts": [{"functionResponse": {"name": "x"}}]}]}
     assert read_request("/v1beta/models/m:generateContent", gemini, 10).turn == 1
+
+
+def test_a_script_plays_its_steps_only_when_the_agent_sent_the_text_it_waits_for():
+    import openai
+
+    script = parse_script({"if_sent": "KNOW-THE-FIX", "steps": [{"say": "fixed"}], "otherwise": [{"say": "no idea"}]})
+    with ScriptedServer(script) as running:
+        client = openai.OpenAI(base_url=running.base_url("openai"), api_key="k", max_retries=0)
+        tools = [{"type": "function", "function": WRITE_TOOL}]
+        told = client.chat.completions.create(model="m", tools=tools, messages=[
+            {"role": "system", "content": "You KNOW-THE-FIX."}, {"role": "user", "content": "go"}])
+        untold = client.chat.completions.create(model="m", tools=tools, messages=[{"role": "user", "content": "go"}])
+    assert told.choices[0].message.content == "fixed" and untold.choices[0].message.content == "no idea"
+    with pytest.raises(ScriptError, match="if_sent"):
+        parse_script({"if_sent": "", "steps": []})

@@ -20,6 +20,10 @@ conversation whatever the agent does in between::
 - ``call: {name, arguments}``: call a tool by its name, with these arguments;
 - ``say: TEXT``: answer with text and no tool call: the agent's final answer.
 
+With ``if_sent: TEXT`` the script plays ``steps`` when the agent's request carries TEXT (its
+specialist's instructions reached the model), and the steps under ``otherwise`` when not: a
+model that knows the fix only when the specialist told it.
+
 When the script has no step left, the model says ``done``. A request that asks for JSON of a
 schema (Gemini CLI's router) gets an instance of the schema. A request that offers no tool
 gets the step as text (:meth:`Script.as_text`): Aider reads a file's whole new content from a
@@ -101,6 +105,15 @@ class Script:
     steps: list[Step]
     workspace: str = "/workspace"
     text_format: str = "auto"  # auto | whole | bash: how steps read as text (see Script.as_text)
+    if_sent: str | None = None  # play ``steps`` only when the agent's requests carry this text
+    otherwise: list[Step] | None = None  # played when they do not
+
+    def for_request(self, sent: str) -> "Script":
+        """The script to play for a request whose body reads ``sent``: itself, or the
+        ``otherwise`` branch when ``if_sent`` is not in it."""
+        if self.if_sent is None or self.if_sent in sent:
+            return self
+        return Script(self.otherwise or [], self.workspace, self.text_format)
 
     def answer(self, turn: int, tools: list[Tool], json_schema: dict[str, Any] | None = None,
                system: str = "", submit: bool = False) -> Answer:
@@ -259,18 +272,12 @@ def _param(tool: Tool, names: tuple[str, ...]) -> str | None:
     return next((props[n.lower()] for n in names if n.lower() in props), None)
 
 
-def parse_script(data: Any, base: Path | None = None, workspace: str = "/workspace") -> Script:
-    """A :class:`Script` from its parsed form (``{"steps": [...], "text_format": ...}`` or a bare
-    list of steps)."""
-    steps_data = data.get("steps") if isinstance(data, dict) else data
-    text_format = str(data.get("text_format", "auto")) if isinstance(data, dict) else "auto"
-    if text_format not in ("auto", "whole", "bash"):
-        raise ScriptError(f"text_format: {text_format!r} is not auto, whole or bash")
+def _parse_steps(steps_data: Any, base: Path | None, label: str) -> list[Step]:
     if not isinstance(steps_data, list):
-        raise ScriptError("a script is a list of steps, or an object with a 'steps' list")
+        raise ScriptError(f"{label}: a list of steps is expected")
     steps = []
     for i, raw in enumerate(steps_data):
-        where = f"steps[{i}]"
+        where = f"{label}[{i}]"
         if not isinstance(raw, dict) or len(raw) != 1:
             raise ScriptError(f"{where}: a step is one of write, run, call, say")
         kind, value = next(iter(raw.items()))
@@ -294,7 +301,30 @@ def parse_script(data: Any, base: Path | None = None, workspace: str = "/workspa
         else:
             raise ScriptError(f"{where}: unknown step {kind!r}; use write, run, call or say")
         steps.append(Step(kind, value))
-    return Script(steps, workspace=workspace, text_format=text_format)
+    return steps
+
+
+def parse_script(data: Any, base: Path | None = None, workspace: str = "/workspace") -> Script:
+    """A :class:`Script` from its parsed form (``{"steps": [...], "text_format": ...}`` or a bare
+    list of steps). With ``if_sent: TEXT``, ``steps`` are played when the agent's requests
+    carry TEXT (a specialist's instructions reached the model) and ``otherwise`` when not."""
+    if not isinstance(data, (dict, list)):
+        raise ScriptError("a script is a list of steps, or an object with a 'steps' list")
+    options = data if isinstance(data, dict) else {}
+    text_format = str(options.get("text_format", "auto"))
+    if text_format not in ("auto", "whole", "bash"):
+        raise ScriptError(f"text_format: {text_format!r} is not auto, whole or bash")
+    steps_data = options.get("steps") if isinstance(data, dict) else data
+    if isinstance(data, dict) and not isinstance(steps_data, list):
+        raise ScriptError("a script is a list of steps, or an object with a 'steps' list")
+    steps = _parse_steps(steps_data, base, "steps")
+    condition = options.get("if_sent")
+    otherwise: list[Step] | None = None
+    if condition is not None:
+        if not isinstance(condition, str) or not condition:
+            raise ScriptError("if_sent: must be a non-empty string")
+        otherwise = _parse_steps(options.get("otherwise") or [], base, "otherwise")
+    return Script(steps, workspace=workspace, text_format=text_format, if_sent=condition, otherwise=otherwise)
 
 
 def load_script(path: str | Path, workspace: str = "/workspace") -> Script:

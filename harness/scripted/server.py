@@ -117,7 +117,8 @@ class ScriptedServer:
                     server.requests.append({"path": self.path, "body": body, "api": request.api,
                                             "headers": {k.lower(): v for k, v in self.headers.items()}})
                 try:
-                    answer = server.script.answer(request.turn, request.tools, request.json_schema, request.system,
+                    script = server.script.for_request(raw.decode("utf-8", "replace"))
+                    answer = script.answer(request.turn, request.tools, request.json_schema, request.system,
                                                   request.submit)
                 except ScriptError as exc:
                     self._json(400, {"error": {"message": f"the script cannot answer: {exc}"}})
