@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 BENCH = str(Path(sys.executable).parent / "bench")
 API = {"claude-code": "anthropic", "qwen-code": "openai", "gemini-cli": "gemini", "codex": "openai", "opencode": "openai", "aider": "openai", "mini-swe-agent": "openai"}
 AGENTS = sorted(API)
-SKILLS = ("claude-code", "qwen-code")  # agents that also get the specialist as a skill
+SKILLS = ("claude-code", "qwen-code", "codex", "opencode", "gemini-cli")  # agents that also get the specialist as a skill
 
 
 def _bwrap_problem():

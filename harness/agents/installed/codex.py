@@ -9,7 +9,7 @@ is its sandbox): JSON lines of ``item.*`` events (``file_change``, ``command_exe
 ``agent_message``, ...) and a ``turn.completed`` with token usage (no cost: priced from the
 table). Without ``--model`` it asks for ``gpt-5.5``, a model it knows (it offers its
 ``apply_patch`` file tool only to models it knows). It has no turn limit of its own. A
-specialist reaches it through ``AGENTS.md`` in the workspace.
+specialist reaches it through ``AGENTS.md`` in the workspace, and as a skill (``$CODEX_HOME/skills``).
 """
 
 from __future__ import annotations
@@ -79,8 +79,12 @@ class CodexSpec(AgentSpec):
         env = {"CODEX_HOME": codex_home, KEY_VAR: task.api_key}
         files = {"AGENTS.md": task.specialist} if task.specialist else {}
         model = task.model or DEFAULT_MODEL
-        return Launch(argv, env, home_files={".codex/config.toml": config_toml(task.base_url, model)},
-                      workspace_files=files, channel="AGENTS.md", model=model)
+        home = {".codex/config.toml": config_toml(task.base_url, model)}
+        skill = task.skill()
+        if skill:
+            home[f".codex/skills/{skill[0]}/SKILL.md"] = skill[1]
+        return Launch(argv, env, home_files=home, workspace_files=files, channel="AGENTS.md, $CODEX_HOME/skills",
+                      model=model)
 
     def parse(self, output: Output) -> AgentResult:
         transcript: list[dict[str, Any]] = []

@@ -8,7 +8,7 @@ login, turn usage statistics and telemetry off and cap the session's turns. It r
 and a final ``result`` with its status and token counts per model (no cost: priced from the
 table when it has the model, else unknown). Its "auto" model first asks a small model for a
 routing decision; that call is counted with the others. A specialist reaches it through
-``GEMINI.md`` in the workspace.
+``GEMINI.md`` in the workspace, and as a skill (``~/.gemini/skills``).
 """
 
 from __future__ import annotations
@@ -58,8 +58,11 @@ class GeminiCliSpec(AgentSpec):
         env = {"GOOGLE_GEMINI_BASE_URL": task.base_url, "GEMINI_API_KEY": task.api_key,
                "GEMINI_CLI_TRUST_WORKSPACE": "true"}
         files = {"GEMINI.md": task.specialist} if task.specialist else {}
-        return Launch(argv, env, home_files={".gemini/settings.json": json.dumps(_settings(task.max_turns))},
-                      workspace_files=files, channel="GEMINI.md")
+        home = {".gemini/settings.json": json.dumps(_settings(task.max_turns))}
+        skill = task.skill()
+        if skill:
+            home[f".gemini/skills/{skill[0]}/SKILL.md"] = skill[1]
+        return Launch(argv, env, home_files=home, workspace_files=files, channel="GEMINI.md, ~/.gemini/skills")
 
     def parse(self, output: Output) -> AgentResult:
         events, result = parse_events(output.stdout)

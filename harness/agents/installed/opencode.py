@@ -8,7 +8,7 @@ off, and ``--pure`` loads no external plugin. It runs ``opencode run --format js
 JSON lines of ``step_start``, ``tool_use`` (each call with its input, output and status),
 ``text`` and ``step_finish`` (tokens, with cache reads and writes) events. Its own cost
 figure comes from model prices it is not given, so the cost is priced from the table. A
-specialist reaches it through ``AGENTS.md`` in the workspace.
+specialist reaches it through ``AGENTS.md`` in the workspace, and as a skill (``~/.config/opencode/skill``).
 """
 
 from __future__ import annotations
@@ -46,8 +46,11 @@ class OpenCodeSpec(AgentSpec):
                "OPENCODE_DISABLE_AUTOUPDATE": "1"}
         files = {"AGENTS.md": task.specialist} if task.specialist else {}
         model = task.model or DEFAULT_MODEL
-        body = json.dumps(config(task.base_url, task.api_key, model))
-        return Launch(argv, env, home_files={"opencode.json": body}, workspace_files=files, channel="AGENTS.md",
+        home = {"opencode.json": json.dumps(config(task.base_url, task.api_key, model))}
+        skill = task.skill()
+        if skill:
+            home[f".config/opencode/skill/{skill[0]}/SKILL.md"] = skill[1]
+        return Launch(argv, env, home_files=home, workspace_files=files, channel="AGENTS.md, ~/.config/opencode/skill",
                       model=model)
 
     def parse(self, output: Output) -> AgentResult:
