@@ -9,7 +9,8 @@ is its sandbox): JSON lines of ``item.*`` events (``file_change``, ``command_exe
 ``agent_message``, ...) and a ``turn.completed`` with token usage (no cost: priced from the
 table). Without ``--model`` it asks for ``gpt-5.5``, a model it knows (it offers its
 ``apply_patch`` file tool only to models it knows). It has no turn limit of its own. A
-specialist reaches it through ``AGENTS.md`` in the workspace, and as a skill (``$CODEX_HOME/skills``).
+specialist reaches it through ``AGENTS.md`` in the workspace, and as a skill
+(``$CODEX_HOME/skills``).
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ off, and ``--pure`` loads no external plugin. It runs ``opencode run --format js
 JSON lines of ``step_start``, ``tool_use`` (each call with its input, output and status),
 ``text`` and ``step_finish`` (tokens, with cache reads and writes) events. Its own cost
 figure comes from model prices it is not given, so the cost is priced from the table. A
-specialist reaches it through ``AGENTS.md`` in the workspace, and as a skill (``~/.config/opencode/skill``).
+specialist reaches it through ``AGENTS.md`` in the workspace, and as a skill
+(``~/.config/opencode/skill``).
 """
 
 from __future__ import annotations
