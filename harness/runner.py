@@ -615,7 +615,8 @@ def _agent_and_evaluate(scenario: Scenario, prompt: TierPrompt, options: RunOpti
         ctx = AgentContext(prompt=prompt.text, sandbox=sandbox, budgets=budgets,
                            tools=ToolConfig(scenario.oracle_answers, scenario.allow_fetch_url),
                            system_prompt=system_prompt, model=options.model,
-                           specialist_name=options.specialist.unscoped_name if options.specialist else None,
+                           specialist_name=getattr(options.specialist, "unscoped_name", None)
+                           or getattr(options.specialist, "name", None),
                            deadline=agent_started + timeout_s, repeat_index=iteration,
                            use_cache=options.use_cache, options=dict(options.agent_options),
                            cancel=control.stop_requested)

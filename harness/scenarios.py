@@ -161,7 +161,7 @@ def discover_suites(suites_dir: str | Path | None = None) -> list[Suite]:
 RESERVED_SUITE_NAMES = frozenset({
     "run", "list", "batches", "batch", "history", "show", "sync", "prices", "doctor",
     "dataset", "datasets", "fleet", "compare", "leaderboard", "regressions", "stress", "report", "view",
-    "dashboard", "help", "profile", "costs",
+    "dashboard", "help", "profile", "costs", "agents", "mock-model",
 })
 
 

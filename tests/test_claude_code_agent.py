@@ -127,7 +127,7 @@ def test_claude_code_passes_prompt_budgets_model_and_system_prompt_as_flags(fake
     agent, ctx = _context(tmp_path, model="claude-haiku-4-5", budgets=Budgets(max_turns=7, max_cost_usd=1.5),
                           system_prompt="Be terse.")
     result = agent.run(ctx)
-    assert result.metadata["agentInfo"]["specialistChannel"] == "--append-system-prompt"
+    assert result.metadata["agentInfo"]["specialistChannel"].startswith("--append-system-prompt")
     argv = json.loads(fake_claude.read_text())["argv"]
     assert argv[:2] == ["-p", "Fix add() in calc.py"]
     flags = {argv[i]: argv[i + 1] for i in range(2, len(argv) - 1) if argv[i].startswith("--")}

@@ -326,14 +326,14 @@ def test_as_root_commands_and_the_files_they_and_the_tools_make_belong_to_the_sa
                                                                                         sandbox_kind):
     from harness.sandbox.identity import resolve_identity
 
-    uid = resolve_identity().uid
+    uid, gid = resolve_identity().uid, resolve_identity().gid
     box = make_sandbox(ws, sandbox_kind)
     result = box.run("id -u; id -G; grep CapEff /proc/self/status; touch made.txt; echo x >> ok.txt")
     lines = result.stdout.split()
     # No capability at all under bwrap; process-group confinement keeps only CAP_DAC_READ_SEARCH
     # (bit 2), to reach a runtime and a workspace that may lie where only root can go.
     capabilities = "0000000000000004" if sandbox_kind == "none" else "0000000000000000"
-    assert result.ok and lines[0] == str(uid) and lines[1] == str(uid) and lines[-1] == capabilities
+    assert result.ok and lines[0] == str(uid) and lines[1] == str(gid) and lines[-1] == capabilities
     written = Toolset(box).execute("write_file", {"path": "deep/er/new.txt", "content": "x"})
     assert not written.is_error
     for rel in ("made.txt", "ok.txt", "deep", "deep/er", "deep/er/new.txt"):

@@ -27,6 +27,7 @@ channel and the egress record are in the run's metadata (``agentInfo``, ``egress
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tempfile
@@ -113,6 +114,21 @@ class Output:
     def home_file(self, rel: str, limit: int = OUTPUT_CAP) -> str | None:
         data = read_regular(self.home / rel, limit)
         return None if data is None else data.decode("utf-8", "replace")
+
+
+def json_lines(text: str) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON-lines output (other lines, such as log lines, are skipped)."""
+    events = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(event, dict):
+                events.append(event)
+    return events
 
 
 def cap_text(text: str, limit: int = TRANSCRIPT_TEXT_CAP) -> str:

@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 from harness.agents.base import AgentResult
-from harness.agents.installed import AgentSpec, Launch, Output, Task, cap_text, register_spec
+from harness.agents.installed import AgentSpec, Launch, Output, Task, cap_text, json_lines, register_spec
 from harness.agents.installed.tools import Package
 
 DEFAULT_MODEL = "gpt-5.5"
@@ -53,20 +53,6 @@ def config_toml(base_url: str, model: str) -> str:
     ])
 
 
-def parse_events(stdout: str) -> list[dict[str, Any]]:
-    events = []
-    for line in stdout.splitlines():
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(event, dict):
-                events.append(event)
-    return events
-
-
 class CodexSpec(AgentSpec):
     name = "codex"
     package = Package("npm", "@openai/codex", "0.171.0", "codex")
@@ -93,7 +79,7 @@ class CodexSpec(AgentSpec):
         tool_calls = turns = 0
         tokens_in = tokens_out = cached = 0
         completed_turn = failed_turn = False
-        for event in parse_events(output.stdout):
+        for event in json_lines(output.stdout):
             kind = event.get("type")
             item = event.get("item") if isinstance(event.get("item"), dict) else {}
             if kind == "item.completed":
@@ -147,7 +133,7 @@ class CodexSpec(AgentSpec):
         return result
 
     def provider_failure(self, output: Output) -> str | None:
-        for event in parse_events(output.stdout):
+        for event in json_lines(output.stdout):
             if event.get("type") in ("error", "turn.failed"):
                 message = str(event.get("message") or (event.get("error") or {}).get("message") or "")
                 if _PROVIDER_ERROR.search(message) and "the script cannot answer" not in message:

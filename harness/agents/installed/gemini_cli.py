@@ -17,7 +17,7 @@ import json
 from typing import Any
 
 from harness.agents.base import AgentResult
-from harness.agents.installed import AgentSpec, Launch, Output, Task, cap_text, register_spec
+from harness.agents.installed import AgentSpec, Launch, Output, Task, cap_text, json_lines, register_spec
 from harness.agents.installed.tools import Package
 
 
@@ -26,23 +26,6 @@ def _settings(max_turns: int) -> dict[str, Any]:
             "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
             "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
             "model": {"maxSessionTurns": max_turns}}
-
-
-def parse_events(stdout: str) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    events, result = [], None
-    for line in stdout.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict):
-            events.append(event)
-            if event.get("type") == "result":
-                result = event
-    return events, result
 
 
 class GeminiCliSpec(AgentSpec):
@@ -65,7 +48,8 @@ class GeminiCliSpec(AgentSpec):
         return Launch(argv, env, home_files=home, workspace_files=files, channel="GEMINI.md, ~/.gemini/skills")
 
     def parse(self, output: Output) -> AgentResult:
-        events, result = parse_events(output.stdout)
+        events = json_lines(output.stdout)
+        result = next((e for e in reversed(events) if e.get("type") == "result"), None)
         transcript: list[dict[str, Any]] = []
         answer: list[str] = []
         turns, tool_calls, previous = 0, 0, None

@@ -18,8 +18,7 @@ import json
 from typing import Any
 
 from harness.agents.base import AgentResult
-from harness.agents.installed import AgentSpec, Launch, Output, Task, cap_text, register_spec
-from harness.agents.installed.codex import parse_events
+from harness.agents.installed import AgentSpec, Launch, Output, Task, cap_text, json_lines, register_spec
 from harness.agents.installed.tools import Package
 
 DEFAULT_MODEL = "gpt-4.1"
@@ -60,7 +59,7 @@ class OpenCodeSpec(AgentSpec):
         turns = tool_calls = 0
         tokens_in = tokens_out = cache_read = cache_write = 0
         finished = False
-        for event in parse_events(output.stdout):
+        for event in json_lines(output.stdout):
             kind = event.get("type")
             part = event.get("part") if isinstance(event.get("part"), dict) else {}
             if kind == "step_start":
@@ -104,7 +103,7 @@ class OpenCodeSpec(AgentSpec):
         return result
 
     def provider_failure(self, output: Output) -> str | None:
-        for event in parse_events(output.stdout):
+        for event in json_lines(output.stdout):
             if event.get("type") == "error":
                 text = json.dumps(event.get("error"))
                 if any(m in text.lower() for m in ("apicallerror", "connect", "401", "429", "503", "unauthorized")):
