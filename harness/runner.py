@@ -785,11 +785,17 @@ def plan_sandbox(options: RunOptions) -> str:
     return _sandbox_kind(options)
 
 
+def group_judge(options: RunOptions, agent: str) -> JudgeChoice:
+    """The batch's judge choice for a group of ``agent`` (the judge policy depends on the agent
+    and on a ``--base-url``: :func:`~harness.evaluators.llm_judge.resolve_judge`)."""
+    return (options.judge or JudgeChoice()).for_agent(agent, options.agent_options.get("base_url"))
+
+
 def fill_config(plan: Plan, options: RunOptions, kind: str) -> None:
     """Compute each group's config parts (and so its ``config_hash``): the judge it would get,
     the sandbox kind, the budgets, base URL and timeout."""
     for group in plan.groups:
-        judge = resolve_judge(group.scenario.llm_judge, options.judge)
+        judge = resolve_judge(group.scenario.llm_judge, group_judge(options, group.agent))
         group.parts = config_parts(group.scenario, group.prompt, agent_identity(group.agent), group.model,
                                    group.specialist, kind,
                                    judge.identity, options.budgets, options.agent_options.get("base_url"),
@@ -817,7 +823,7 @@ def _prepare_group(group: Group, options: RunOptions, kind: str, control: BatchC
     group_options = replace(options, agent=group.agent, model=group.model, specialist=group.specialist,
                             metadata={**options.metadata, **(group.specialist.run_metadata(group.model)
                                                             if group.specialist is not None else {})})
-    judge = resolve_judge(group.scenario.llm_judge, options.judge)
+    judge = resolve_judge(group.scenario.llm_judge, group_judge(options, group.agent))
     if not group.parts:
         fill_config(Plan("", [group], 1), options, kind)
     setup = BatchSetup(config_hash=group.config_hash, sandbox=kind, judge=judge, control=control, group=group)

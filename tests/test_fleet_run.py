@@ -630,3 +630,40 @@ def test_a_cell_is_recorded_completed_only_once_its_runs_are_stored(tmp_path, mo
         assert len(slow.seen) == 8 and not [key for key, early in slow.seen if early]
         assert len(client.list_runs(limit=100, batch_id=results["run_id"])) == 8
     assert [line["state"] for line in lines_of(run_dir / "cells.jsonl")] == ["completed", "completed"]
+
+
+def test_a_fleet_names_its_judge_and_never_calls_one_for_a_provider_at_its_own_base_url(tmp_path, mock, monkeypatch):
+    """First hour, item 1, for fleets: global_settings.judge (bench fleet --judge) names the
+    judge of suite profiles; without one, a provider at a base URL of its own gets none, even
+    with a provider key in the environment."""
+    from harness.fleet import ManifestError, load_manifest
+    from harness.results import open_client
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-user-key")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-user-key")
+    server = mock()
+    make_repos(tmp_path, names=("a",))
+    make_scenario(tmp_path / "a" / "suites", suite="demo")
+    scenario_yaml = tmp_path / "a" / "suites" / "demo" / "scenarios" / "add-one" / "scenario.yaml"
+    scenario_yaml.write_text(scenario_yaml.read_text() + "\nllm_judge:\n  enabled: true\n")
+    doc = manifest_doc(server.base_url, repositories=[{"repo_id": "a", "path": "a", "scenarios": ["fix"]}],
+                       providers=[{"provider": "openai-compatible:m1", "base_url": server.base_url}],
+                       scenario_profiles={"fix": {"suite": "demo"}})
+    with open_client(db_path=str(tmp_path / "bench.db")) as client:
+        results, _ = run_fleet(tmp_path, doc, client=client)
+        run = client.list_runs(limit=10, batch_id=results["run_id"])[0]
+    judge = next(e for e in client_evaluations(tmp_path, run.run_id) if e.evaluator_name == "llm_judge")
+    assert judge.status == "skipped" and "no judge was named" in judge.details
+    (tmp_path / "m.json").write_text(json.dumps({**doc, "global_settings": {"judge": "none"}}))
+    assert load_manifest(tmp_path / "m.json").judge == "none"
+    assert load_manifest(tmp_path / "m.json", judge="anthropic:claude-haiku-4-5").judge == "anthropic:claude-haiku-4-5"
+    (tmp_path / "bad.json").write_text(json.dumps({**doc, "global_settings": {"judge": "nosuch-model"}}))
+    with pytest.raises(ManifestError, match="global_settings.judge"):
+        load_manifest(tmp_path / "bad.json")
+
+
+def client_evaluations(tmp_path, run_id):
+    from harness.results import open_client
+
+    with open_client(db_path=str(tmp_path / "bench.db")) as client:
+        return client.get_run(run_id).evaluations

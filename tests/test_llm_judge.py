@@ -235,3 +235,57 @@ def test_judged_run_stores_the_judge_score_and_its_tokens_apart_from_the_agent(t
     assert (rec.telemetry.judge_tokens_in, rec.telemetry.judge_tokens_out) == (900, 120)
     assert rec.telemetry.judge_cost_usd is not None and rec.telemetry.judge_cost_usd > 0
     assert rec.telemetry.tokens_in == 0  # the oracle agent spent nothing; the judge's tokens are apart
+
+
+# --------------------------------------------------------------------------- the judge policy
+
+
+def test_a_local_base_url_never_sends_the_agents_code_to_a_judge_host_nobody_named(tmp_path, monkeypatch):
+    """First hour, item 1: with any OPENAI_API_KEY and the agent's model at a local --base-url,
+    no judge call goes to api.openai.com; the judge is skipped, saying how to name one."""
+    import shutil
+    from pathlib import Path
+
+    from harness.evaluators.llm_judge import JudgeChoice
+    from harness.runner import RunOptions, run_batch
+    from harness.scenarios import load_scenario, resolve_prompt
+    from mock_models import MockModel
+
+    repo = Path(__file__).resolve().parents[1]
+    shutil.copytree(repo / "suites" / "py-bugs", tmp_path / "suites" / "py-bugs")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-real-key-of-the-user")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-real-key-of-the-user")
+    monkeypatch.delenv("ZE_BENCHMARKS_JUDGE_MODEL", raising=False)
+    scenario = load_scenario("py-bugs", "pagination-off-by-one", tmp_path / "suites")
+    local = "http://127.0.0.1:8765/v1"
+    model = MockModel("openai", [("done", [])], "local-model")
+    with respx.mock(assert_all_called=False) as router:
+        router.post(f"{local}/chat/completions").mock(side_effect=model)
+        foreign = router.route(host__regex=r"api\.(openai|anthropic)\.com").mock(return_value=httpx.Response(500))
+        outcome = run_batch(scenario, resolve_prompt(scenario, "L1"), RunOptions(
+            agent="openai", model="local-model", sandbox="none", skip_warmup=True, workspaces_root=tmp_path / "ws",
+            judge=JudgeChoice.parse(None), agent_options={"base_url": local}), None)
+    record = outcome.runs[0].record
+    assert not foreign.called
+    judge = next(e for e in record.evaluations if e.evaluator_name == "llm_judge")
+    assert judge.status == "skipped" and local in judge.details and "--judge PROVIDER:MODEL" in judge.details
+    assert record.failure_class != "infra" and record.metadata["judge"] == "none"
+
+
+def test_without_a_base_url_the_judge_is_the_agents_own_provider(monkeypatch):
+    from harness.evaluators.llm_judge import JudgeChoice, resolve_judge
+    from harness.scenarios import JudgeConfig
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-anthropic")
+    monkeypatch.delenv("ZE_BENCHMARKS_JUDGE_MODEL", raising=False)
+    config = JudgeConfig(enabled=True)
+    assert resolve_judge(config, JudgeChoice().for_agent("openai", None)).provider == "openai"
+    assert resolve_judge(config, JudgeChoice().for_agent("anthropic:claude-haiku-4-5", None)).provider == "anthropic"
+    assert resolve_judge(config, JudgeChoice().for_agent("codex", None)).provider == "openai"
+    assert resolve_judge(config, JudgeChoice().for_agent("echo", None)).provider == "anthropic"  # the first with a key
+    named = resolve_judge(config, JudgeChoice.parse("openai:gpt-4.1").for_agent("openai", "http://127.0.0.1:1/v1"))
+    assert (named.provider, named.skip_reason) == ("openai", None)  # --judge names one: it runs
+    monkeypatch.setenv("ZE_BENCHMARKS_JUDGE_MODEL", "claude-haiku-4-5")
+    configured = resolve_judge(config, JudgeChoice().for_agent("openai", "http://127.0.0.1:1/v1"))
+    assert (configured.provider, configured.model) == ("anthropic", "claude-haiku-4-5")

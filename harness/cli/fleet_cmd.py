@@ -62,11 +62,11 @@ def fleet() -> None:
     """
 
 
-def _load(manifest_path: str, base_url: str | None) -> Any:
+def _load(manifest_path: str, base_url: str | None, judge: str | None = None) -> Any:
     from harness.fleet import ManifestError, load_manifest
 
     try:
-        return load_manifest(manifest_path, base_url=base_url)
+        return load_manifest(manifest_path, base_url=base_url, judge=judge)
     except ManifestError as exc:
         _fail(str(exc))
 
@@ -324,10 +324,13 @@ _WAIT = click.option("--wait/--no-wait", default=True, show_default=True,
 @click.option("--parallel-cells", default=4, show_default=True, type=click.IntRange(1, 256),
               help="Cells (repository × provider × profile) running at once.")
 @click.option("--base-url", default=None, metavar="URL", help="Base URL of openai-compatible:MODEL providers.")
+@click.option("--judge", default=None, metavar="none|PROVIDER:MODEL",
+              help="The LLM judge of suite profiles (replaces global_settings.judge). Default: the scenario's "
+                   "judge, never one for a provider at a base URL of its own.")
 @click.option("--no-store", is_flag=True, help="Do not store the runs in the results store.")
 @store_options
 def run_cmd(manifest_path: str, output: str | None, wait: bool, output_format: str, dry_run: bool, concurrency: int,
-            parallel_cells: int, base_url: str | None, no_store: bool, worker_url: str | None,
+            parallel_cells: int, base_url: str | None, judge: str | None, no_store: bool, worker_url: str | None,
             db_path: str | None) -> None:
     """Run the fleet of MANIFEST (also: bench fleet MANIFEST).
 
@@ -337,7 +340,7 @@ def run_cmd(manifest_path: str, output: str | None, wait: bool, output_format: s
     from harness.fleet import create_run, start
     from harness.fleet.execute import credential_notes
 
-    manifest = _load(manifest_path, base_url)
+    manifest = _load(manifest_path, base_url, judge)
     plan = _plan(manifest)
     if dry_run:
         _dry_run(plan, output_format == "json")

@@ -94,7 +94,9 @@ def _split(values: tuple[str, ...] | list[str] | str | None) -> list[str]:
                    "network), none (process group only), auto (bwrap where it works, else none with a warning).")
 @click.option("--judge", "judge", default=None, metavar="none|PROVIDER:MODEL",
               help="The LLM judge: none to turn it off, or e.g. anthropic:claude-sonnet-4-6 (default: the "
-                   "scenario's judge model, else the first provider with a key).")
+                   "scenario's judge model, else the agent's own provider, else the first provider with a key; "
+                   "none at all when the agent's model is at --base-url, unless named here or in "
+                   "ZE_BENCHMARKS_JUDGE_MODEL).")
 @click.option("--judge-base-url", default=None, metavar="URL",
               help="An OpenAI-compatible server for the judge (no provider key is sent there).")
 @click.option("--worker-url", envvar="ZE_BENCHMARKS_WORKER_URL", default=None, metavar="URL",
@@ -405,7 +407,7 @@ def execute_plan(plan: Any, options: Any, worker_url: str | None, db_path: str |
     from harness.control import BatchControl, handle_sigint
     from harness.evaluators.llm_judge import resolve_judge
     from harness.plan import PlanError
-    from harness.runner import prepare_plan, run_plan
+    from harness.runner import group_judge, prepare_plan, run_plan
 
     err_console = Console(stderr=True)
     client = open_store(worker_url, db_path)
@@ -427,7 +429,7 @@ def execute_plan(plan: Any, options: Any, worker_url: str | None, db_path: str |
                 click.echo(f"Nothing to run: every cell of {what}the plan ({plan.planned}) has a run in batch "
                            f"{plan.batch_id}.", err=True)
             return
-        judges = {resolve_judge(g.scenario.llm_judge, options.judge).describe()
+        judges = {resolve_judge(g.scenario.llm_judge, group_judge(options, g.agent)).describe()
                   for g in plan.groups if g.iterations and g.scenario.llm_judge.enabled}
         for line in sorted(judges):  # said before the runs, so a judge that will not run is no surprise
             click.echo(line, err=True)

@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from harness.evaluators.base import BLAME, BLAME_INFRA, EvaluationContext, EvaluatorResult
@@ -97,12 +97,21 @@ def infer_provider(model: str, explicit: str | None = None) -> str:
 
 @dataclass(frozen=True)
 class JudgeChoice:
-    """How a batch picks its judge: ``auto`` (the scenario's), ``none``, or ``explicit``."""
+    """How a batch picks its judge: ``auto`` (the scenario's), ``none``, or ``explicit``.
+
+    ``agent`` and ``agent_base_url`` are the agent a group runs and the ``--base-url`` its model
+    is at (:meth:`for_agent`): the judge policy of ``auto`` depends on them."""
 
     mode: str = "auto"
     provider: str | None = None
     model: str | None = None
     base_url: str | None = None
+    agent: str | None = None
+    agent_base_url: str | None = None
+
+    def for_agent(self, agent: str | None, agent_base_url: str | None) -> "JudgeChoice":
+        """This choice for a group of ``agent`` whose model is at ``agent_base_url``."""
+        return replace(self, agent=agent, agent_base_url=agent_base_url or None)
 
     @classmethod
     def parse(cls, text: str | None, base_url: str | None = None) -> "JudgeChoice":
@@ -149,18 +158,47 @@ class ResolvedJudge:
         return f"judge: {self.provider} {self.model}{where}"
 
 
+JUDGE_MODEL_ENV = "ZE_BENCHMARKS_JUDGE_MODEL"
+
+
+def agent_provider(agent: str | None) -> str | None:
+    """The judge provider of an agent's own model: an API agent's provider, an installed
+    agent's API; None for agents with no model of a judge provider (echo, oracle, local)."""
+    if not agent:
+        return None
+    base = agent.partition("@")[0].partition(":")[0]
+    if base in ("anthropic", "openai", "openrouter"):
+        return base
+    from harness.agents.installed import specs
+
+    spec = specs().get(base)
+    return spec.api if spec is not None and spec.api in ("anthropic", "openai") else None
+
+
 def resolve_judge(config: Any, choice: JudgeChoice | None = None) -> ResolvedJudge:
-    """The judge for a scenario whose ``llm_judge`` block is ``config``, given the batch's choice."""
+    """The judge for a scenario whose ``llm_judge`` block is ``config``, given the batch's choice.
+
+    The policy, so that no judge call goes to a host the user did not name: ``--judge`` names
+    one; otherwise, when the agent's model is at a ``--base-url`` of the user's, no judge is
+    called unless ``ZE_BENCHMARKS_JUDGE_MODEL`` names one; otherwise the judge is the one the
+    scenario or ``ZE_BENCHMARKS_JUDGE_MODEL`` names, else the agent's own provider when it has a
+    key, else the first provider with a key."""
     choice = choice or JudgeChoice()
     if not config.enabled:
         return ResolvedJudge(skip_reason="the scenario does not enable llm_judge")
     if choice.mode == "none":
         return ResolvedJudge(skip_reason="turned off (--judge none)")
+    configured = os.environ.get(JUDGE_MODEL_ENV) or None
+    if choice.mode == "auto" and choice.agent_base_url and not configured:
+        return ResolvedJudge(skip_reason=(
+            f"the agent's model is at {choice.agent_base_url}, and no judge was named, so none is called "
+            f"(--judge PROVIDER:MODEL or {JUDGE_MODEL_ENV} names one)"))
     try:
         if choice.mode == "explicit":
             provider, model = choice.provider, choice.model
         else:
-            chosen = choose_model(config.model, config.provider)
+            model_name = configured if choice.agent_base_url else config.model
+            chosen = choose_model(model_name, config.provider, agent_provider(choice.agent))
             if chosen is None:
                 return ResolvedJudge(skip_reason="no judge credentials: set ANTHROPIC_API_KEY, OPENAI_API_KEY or "
                                                  "OPENROUTER_API_KEY, or choose one with --judge PROVIDER:MODEL")
@@ -182,12 +220,15 @@ def _has_credentials(provider: str) -> bool:
     return has_credentials(provider)
 
 
-def choose_model(configured: str | None, provider: str | None) -> tuple[str, str] | None:
-    """(provider, model) for the judge, or None when no default provider has credentials."""
-    model = configured or os.environ.get("ZE_BENCHMARKS_JUDGE_MODEL") or None
+def choose_model(configured: str | None, provider: str | None,
+                 preferred: str | None = None) -> tuple[str, str] | None:
+    """(provider, model) for the judge, or None when no default provider has credentials.
+    ``preferred`` (the agent's own provider) comes first among the defaults."""
+    model = configured or os.environ.get(JUDGE_MODEL_ENV) or None
     if model:
         return infer_provider(model, provider), model
-    for name, default in DEFAULT_MODELS:
+    ordered = sorted(DEFAULT_MODELS, key=lambda pair: pair[0] != preferred)
+    for name, default in ordered:
         if (provider is None or provider == name) and _has_credentials(name):
             return name, default
     return None

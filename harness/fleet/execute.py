@@ -600,8 +600,11 @@ class FleetExecution:
             group.iterations = [i for i in group.iterations
                                 if (group.scenario.name, profile.tier, i) not in done]
         timeout_minutes = self.manifest.test_timeout_s / 60.0 if self.manifest.test_timeout_s else None
+        from harness.evaluators.llm_judge import JudgeChoice
+
         options = RunOptions(agent=agent, model=cell.target.model, metadata=self._metadata(cell),
-                             agent_options=agent_options, timeout_minutes=timeout_minutes, control=self.control)
+                             agent_options=agent_options, timeout_minutes=timeout_minutes, control=self.control,
+                             judge=JudgeChoice.parse(self.manifest.judge))
         kind = prepare_plan(plan, options, None)
         log = ResultsLog(log_path, keep)
 

@@ -112,6 +112,7 @@ class Manifest:
     normalized: dict[str, Any]  # the document the hash is taken of (saved with every run)
     source: str = "<manifest>"
     root: Path = Path(".")
+    judge: str | None = None  # global_settings.judge (or bench fleet --judge): none or PROVIDER:MODEL
 
     @property
     def hash(self) -> str:
@@ -206,6 +207,7 @@ _GLOBAL_RULES: dict[str, Any] = {
     "continue_on_failure": lambda v: type(v) is bool, "random_seed": lambda v: type(v) is int,
     "test_timeout_seconds": lambda v: _is_number(v) and v > 0,
     "max_retries": lambda v: _is_count(v, 0, 20), "custom": lambda v: type(v) is dict,
+    "judge": lambda v: type(v) is str and bool(v),
 }
 
 
@@ -248,18 +250,22 @@ def _schema_issues(document: Any) -> list[Any]:
     return validate_long_list("fleet", document, "repositories", _plain_repository, _plain_top)
 
 
-def load_manifest(path: str | os.PathLike[str], *, base_url: str | None = None) -> Manifest:
+def load_manifest(path: str | os.PathLike[str], *, base_url: str | None = None, judge: str | None = None) -> Manifest:
     """Read and check the manifest file ``path``; ManifestError lists every problem."""
     path = Path(path)
-    return parse_manifest(read_document(path), source=str(path), root=path.resolve().parent, base_url=base_url)
+    return parse_manifest(read_document(path), source=str(path), root=path.resolve().parent, base_url=base_url,
+                          judge=judge)
 
 
 def parse_manifest(document: Any, *, source: str = "<manifest>", root: Path | None = None,
-                   base_url: str | None = None) -> Manifest:
+                   base_url: str | None = None, judge: str | None = None) -> Manifest:
     """Check ``document`` against the schema and the rules the schema cannot say, and build
     the :class:`Manifest`. ``base_url`` is used by ``openai-compatible:`` providers given as
-    plain strings (``bench fleet --base-url``)."""
+    plain strings (``bench fleet --base-url``); ``judge`` (``bench fleet --judge``) replaces
+    ``global_settings.judge``."""
     root = (root or Path.cwd()).resolve()
+    if judge is not None and isinstance(document, dict):
+        document = {**document, "global_settings": {**(document.get("global_settings") or {}), "judge": judge}}
     problems = [f"{issue.field or '(top level)'}: {issue.message}" for issue in _schema_issues(document)]
     if not isinstance(document, dict):
         raise ManifestError(source, problems or ["(top level): must be a mapping"])
@@ -320,6 +326,13 @@ def parse_manifest(document: Any, *, source: str = "<manifest>", root: Path | No
         raise ManifestError(source, problems)
     output = document.get("output") or {}
     settings = document.get("global_settings") or {}
+    if settings.get("judge") is not None:
+        from harness.evaluators.llm_judge import JudgeChoice
+
+        try:
+            JudgeChoice.parse(settings["judge"])
+        except ValueError as exc:
+            raise ManifestError(source, [f"global_settings.judge: {exc}"]) from None
     manifest = Manifest(
         fleet_id=document["fleet_id"],
         description=document.get("description", ""),
@@ -335,6 +348,7 @@ def parse_manifest(document: Any, *, source: str = "<manifest>", root: Path | No
         test_timeout_s=float(settings["test_timeout_seconds"]) if "test_timeout_seconds" in settings else None,
         max_retries=int(settings.get("max_retries", DEFAULT_MAX_RETRIES)),
         custom=dict(settings.get("custom") or {}),
+        judge=settings.get("judge"),
         normalized={},
         source=source,
         root=root,
@@ -395,7 +409,7 @@ def normalize(document: dict[str, Any], manifest: Manifest) -> dict[str, Any]:
                    "save_responses": manifest.save_responses, "generate_reports": manifest.generate_reports},
         "global_settings": {"continue_on_failure": manifest.continue_on_failure, "random_seed": manifest.random_seed,
                             "test_timeout_seconds": manifest.test_timeout_s, "max_retries": manifest.max_retries,
-                            "custom": manifest.custom},
+                            "custom": manifest.custom, "judge": manifest.judge},
     })
 
 
