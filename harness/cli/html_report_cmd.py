@@ -93,10 +93,10 @@ def _compare_page(side_a: str, side_b: str, worker_url: str | None, db_path: str
 def _stored_batch(run_id: str, worker_url: str | None, db_path: str | None) -> bool:
     """Whether the results store holds a batch ``run_id`` (a fleet stores its runs under its run
     id). An embedded store that does not exist is not created to find out."""
-    from harness.results.factory import DEFAULT_DB
+    from harness.results.location import default_db_path
 
     if not (worker_url or os.environ.get("ZE_BENCHMARKS_WORKER_URL")):
-        if not Path(db_path or os.environ.get("ZE_BENCHMARKS_DB") or DEFAULT_DB).is_file():
+        if not Path(db_path or default_db_path()).is_file():
             return False
     try:
         with open_store(worker_url, db_path) as client:

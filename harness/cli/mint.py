@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from harness.cli.errors import FriendlyGroup
+from harness.cli.store_options import db_option
 from harness.specialists import (TemplateError, load_specialist, missing_documentation, read_json5, resolve_template,
                                  template_family, template_warnings, validate_template)
 
@@ -169,7 +170,7 @@ def validate_cmd(template: str, templates_dir: Path | None, as_json: bool) -> No
               show_default=True, help="Snapshots go to OUTPUT/<name without scope>/<version>/snapshot-NNN.json5.")
 @click.option("--worker-url", default=None, help="Results worker URL (default $ZE_BENCHMARKS_WORKER_URL; "
                                                  "unset: the embedded store).")
-@click.option("--db", "db_path", default=None, help="Embedded store file (default $ZE_BENCHMARKS_DB or results/bench.db).")
+@db_option("Embedded store file (default here: {store}).")
 @_templates_dir
 @click.option("--json", "as_json", is_flag=True, help="Print the snapshot path and comparison as JSON.")
 def snapshot_cmd(template: str, batch_id: str, output: Path, worker_url: str | None, db_path: str | None,

@@ -25,6 +25,7 @@ def batches(limit: int, worker_url: str | None, db_path: str | None, as_json: bo
 
     with open_store(worker_url, db_path) as client:
         found = client.list_batches(limit=limit)
+        where = client.destination
     if as_json:
         click.echo(json.dumps([b.to_wire() for b in found], indent=2))
         return
@@ -32,7 +33,8 @@ def batches(limit: int, worker_url: str | None, db_path: str | None, as_json: bo
 
     console = make_console()
     if not found:
-        console.print("No batches stored yet. Run one: bench SUITE SCENARIO --agent oracle")
+        console.print(f"No batches stored yet in {where}. Run one: bench SUITE SCENARIO --agent oracle",
+                      markup=False, highlight=False)
         return
     console.print(batches_table(found))
 
@@ -148,6 +150,7 @@ def history(suite: str | None, scenario: str | None, agent: str | None, model: s
     hint: list[str] = []
     with open_store(worker_url, db_path) as client:
         runs = client.list_runs(limit=limit, **filters)
+        where = client.destination
         if not runs and specialist is not None and not as_json:
             hint = _specialist_hint(client, specialist)
     if as_json:
@@ -157,7 +160,8 @@ def history(suite: str | None, scenario: str | None, agent: str | None, model: s
 
     console = make_console()
     if not runs:
-        console.print("No runs match." if filters else "No runs stored yet.")
+        console.print(f"No runs match in {where}." if filters else f"No runs stored yet in {where}.",
+                      markup=False, highlight=False)
         for line in hint:
             console.print(line, markup=False, highlight=False)
         return

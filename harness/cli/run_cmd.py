@@ -11,6 +11,8 @@ from typing import Any
 
 import click
 
+from harness.cli.store_options import db_option
+
 DEFAULT_AGENT = "echo"
 
 
@@ -101,8 +103,7 @@ def _split(values: tuple[str, ...] | list[str] | str | None) -> list[str]:
               help="An OpenAI-compatible server for the judge (no provider key is sent there).")
 @click.option("--worker-url", envvar="ZE_BENCHMARKS_WORKER_URL", default=None, metavar="URL",
               help="Results worker (default: $ZE_BENCHMARKS_WORKER_URL, else the embedded store).")
-@click.option("--db", "db_path", envvar="ZE_BENCHMARKS_DB", default=None, metavar="FILE",
-              help="SQLite results file for the embedded store (default results/bench.db).")
+@db_option()
 @click.option("--specialist", default=None, metavar="TEMPLATE",
               help="Run with a specialist template's system prompt (a path, name or @scope/name; see `mint --help`). "
                    "Without --agent, the template's first preferred model picks agent and model.")
@@ -128,7 +129,7 @@ def run(targets: tuple[str, ...], all_suites: bool, scenario_list: str | None, t
     --all every suite. Tiers, agents and models multiply the plan: each cell (scenario x tier x
     agent x model) runs --iterations times, all in one batch.
 
-    Every run is stored (in results/bench.db unless a worker URL is set), whatever its
+    Every run is stored (in the default store named under --db unless a worker URL is set), whatever its
     outcome. The exit status is 0 when every run was stored, whether or not it passed;
     1 when a run could not be stored or the harness itself failed; 2 for bad input;
     130 when interrupted (resume with --resume BATCH_ID).
@@ -341,9 +342,9 @@ def _open_for_reading(worker_url: str | None, db_path: str | None) -> Any:
     import os
 
     from harness.cli.store_options import open_store
-    from harness.results.factory import DEFAULT_DB
+    from harness.results.location import default_db_path
 
-    if not worker_url and not os.path.exists(db_path or DEFAULT_DB):
+    if not worker_url and not os.path.exists(db_path or default_db_path()):
         return None
     return open_store(worker_url, db_path, sync_spool=False)
 

@@ -8,10 +8,33 @@ from typing import Any
 import click
 
 
+class DbOption(click.Option):
+    """An option whose help ends with the store this directory would use ("{store}" in the help
+    text is replaced when help is shown, so ``--help`` names the actual file)."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        from harness.results.location import store_help
+
+        template = self.help or ""
+        self.help = template.replace("{store}", store_help())
+        try:
+            return super().get_help_record(ctx)
+        finally:
+            self.help = template
+
+
+DB_HELP = "SQLite results file used when no worker URL is set (default here: {store})."
+
+
+def db_option(help_text: str = DB_HELP) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--db FILE`` ($ZE_BENCHMARKS_DB), whose help names the default store of this directory."""
+    return click.option("--db", "db_path", cls=DbOption, envvar="ZE_BENCHMARKS_DB", default=None,
+                        metavar="FILE", help=help_text)
+
+
 def store_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Add ``--worker-url`` and ``--db`` (same environment variables as ``open_client``)."""
-    func = click.option("--db", "db_path", envvar="ZE_BENCHMARKS_DB", default=None, metavar="FILE",
-                        help="SQLite results file used when no worker URL is set (default results/bench.db).")(func)
+    func = db_option()(func)
     func = click.option("--worker-url", envvar="ZE_BENCHMARKS_WORKER_URL", default=None, metavar="URL",
                         help="Results worker to use (default: $ZE_BENCHMARKS_WORKER_URL, else the "
                              "embedded store).")(func)

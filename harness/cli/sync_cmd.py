@@ -7,16 +7,17 @@ import sys
 
 import click
 
+from harness.cli.store_options import db_option
+
 
 @click.command("sync")
 @click.option("--worker-url", envvar="ZE_BENCHMARKS_WORKER_URL", default=None,
               help="Worker to deliver to (default: $ZE_BENCHMARKS_WORKER_URL, else in-process).")
 @click.option("--api-key", envvar="ZE_BENCHMARKS_API_KEY", default=None,
               help="Write key of the worker (default: $ZE_BENCHMARKS_API_KEY).")
-@click.option("--db", "db_path", envvar="ZE_BENCHMARKS_DB", default=None,
-              help="SQLite file for in-process delivery (default results/bench.db).")
+@db_option("SQLite file for in-process delivery (default here: {store}).")
 @click.option("--spool-dir", envvar="ZE_BENCHMARKS_SPOOL_DIR", default=None,
-              help="Spool folder (default results/spool).")
+              help="Spool folder (default: spool/ beside the default store).")
 @click.option("--from", "from_destination", default=None, metavar="DESTINATION",
               help="Deliver here what was spooled for another destination (a worker URL or sqlite:PATH, "
                    "as `bench sync` lists them), e.g. after the store moved.")

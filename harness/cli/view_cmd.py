@@ -103,11 +103,11 @@ def view(target: str | None, host: str, port: int, no_open: bool, worker_url: st
 def _serve(host: str, port: int, db_path: str | None, path: str, no_open: bool) -> None:
     import os
 
-    from harness.results.factory import DEFAULT_DB
+    from harness.results.location import default_db_path
     from worker.config import WorkerConfig
     from worker.devserver import make_server, resolve_config
 
-    db = db_path or DEFAULT_DB
+    db = db_path or default_db_path()
     try:
         config, notice = resolve_config(host, WorkerConfig.from_env(os.environ))
     except ValueError as exc:

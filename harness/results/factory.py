@@ -10,8 +10,7 @@ from harness.results.worker_client import WorkerClient
 
 log = logging.getLogger(__name__)
 
-DEFAULT_DB = os.path.join("results", "bench.db")
-DEFAULT_SPOOL = os.path.join("results", "spool")
+from harness.results.location import default_db_path, default_spool_dir
 
 
 def open_client(worker_url: str | None = None, api_key: str | None = None,
@@ -22,17 +21,19 @@ def open_client(worker_url: str | None = None, api_key: str | None = None,
     With a worker URL (argument or ``ZE_BENCHMARKS_WORKER_URL``) requests go over HTTP with
     ``api_key`` (or ``ZE_BENCHMARKS_API_KEY``; on a loopback URL the ``worker dev``
     development key is the fallback). Without one, the worker core runs in-process on
-    ``db_path`` (or ``ZE_BENCHMARKS_DB``, default ``results/bench.db``).
+    ``db_path`` (or the default store, found as :mod:`harness.results.location` says: the
+    project's ``results/bench.db`` at or above the current directory, else the per-user store).
+    A store file that does not exist is not created until something is written to it.
 
     HTTP requests are retried ``retries`` times (default ``$ZE_BENCHMARKS_HTTP_RETRIES``, else 3)
     before the worker counts as unreachable.
 
     Requests that cannot be delivered are spooled under ``spool_dir`` (or
-    ``ZE_BENCHMARKS_SPOOL_DIR``, default ``results/spool``); with ``sync_spool`` the spool
+    ``ZE_BENCHMARKS_SPOOL_DIR``, default ``spool/`` beside the default store); with ``sync_spool`` the spool
     is delivered now, before anything new is posted.
     """
     url = worker_url or os.environ.get("ZE_BENCHMARKS_WORKER_URL") or None
-    spool = Spool(spool_dir or os.environ.get("ZE_BENCHMARKS_SPOOL_DIR") or DEFAULT_SPOOL)
+    spool = Spool(spool_dir or default_spool_dir())
     if url:
         from harness.results.http_transport import HttpTransport, is_loopback_url
 
@@ -47,7 +48,7 @@ def open_client(worker_url: str | None = None, api_key: str | None = None,
     else:
         from harness.results.inprocess import InProcessTransport
 
-        transport = InProcessTransport(db_path or os.environ.get("ZE_BENCHMARKS_DB") or DEFAULT_DB)
+        transport = InProcessTransport(db_path or default_db_path())
     client = WorkerClient(transport, spool)
     if sync_spool and spool.count(client.destination):
         report = client.sync(wait_for_lock=False)

@@ -49,8 +49,9 @@ def tools_dir() -> Path:
     env = os.environ.get(TOOLS_ENV)
     if env:
         return Path(env).expanduser()
-    data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(data) / "zebench" / "agents"
+    from harness.results.location import user_data_dir
+
+    return user_data_dir() / "agents"
 
 
 def install_dir(agent: str, version: str) -> Path:

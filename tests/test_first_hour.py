@@ -1,0 +1,99 @@
+"""The first hour of a new user: each numbered finding of the first-hour review has a test here
+named for it (item 1, the judge policy, is tested in test_llm_judge.py and test_fleet_run.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from harness.cli.bench import main
+from scenario_builders import make_scenario
+
+
+def bench(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+# -- item 2: one results store wherever you stand ------------------------------------------------
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A zebench project (suites/ and results/) and a directory outside any project."""
+    root = tmp_path / "proj"
+    make_scenario(root / "suites")
+    (root / "results").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    for name in ("ZE_BENCHMARKS_WORKER_URL", "ZE_BENCHMARKS_DB", "ZE_BENCHMARKS_SPOOL_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ZE_BENCHMARKS_SUITES_DIR", str(root / "suites"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    return root
+
+
+def test_item2_the_store_is_found_from_any_directory_below_the_project(project, monkeypatch):
+    monkeypatch.chdir(project)
+    assert bench("demo", "add-one", "--agent", "oracle", "--batch-id", "b1").exit_code == 0
+    assert (project / "results" / "bench.db").is_file()
+    deep = project / "suites" / "demo" / "scenarios"
+    monkeypatch.chdir(deep)
+    listed = bench("batches", "--json")
+    assert listed.exit_code == 0 and [b["batchId"] for b in json.loads(listed.output)] == ["b1"]
+    shown = bench("batch", "b1", "--json")
+    assert shown.exit_code == 0, shown.output
+    assert not (deep / "results").exists()
+    assert str(project / "results" / "bench.db") in "".join(bench("batches", "--help").output.split())
+
+
+def test_item2_outside_a_project_the_per_user_store_is_used_and_a_read_creates_nothing(project, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    listed = bench("batches")
+    user_db = tmp_path / "xdg" / "zebench" / "bench.db"
+    assert listed.exit_code == 0 and "No batches stored yet in sqlite:" + str(user_db) in " ".join(listed.output.split())
+    missing = bench("report", "demo-1")
+    assert missing.exit_code != 0 and "demo-1" in missing.output
+    assert not (tmp_path / "elsewhere" / "results").exists()
+    assert not (tmp_path / "xdg").exists(), "a read must not create the store"
+    # A run from there stores in the per-user store, which later reads find from anywhere else.
+    assert bench("demo", "add-one", "--agent", "oracle", "--batch-id", "u1").exit_code == 0
+    assert user_db.is_file()
+    monkeypatch.chdir(tmp_path)
+    assert [b["batchId"] for b in json.loads(bench("batches", "--json").output)] == ["u1"]
+
+
+def test_item2_doctor_and_help_name_the_store_in_use(project, tmp_path, monkeypatch):
+    monkeypatch.chdir(project / "suites")
+    doctor = bench("doctor", "--json")
+    store = next(c for c in json.loads(doctor.output)["checks"] if c["name"] == "results store")
+    assert store["status"] == "ok" and str(project / "results" / "bench.db") in store["detail"]
+    assert "not created yet" in store["detail"]
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    helptext = " ".join(bench("history", "--help").output.split())
+    assert "per-user store" in helptext
+    monkeypatch.setenv("ZE_BENCHMARKS_DB", str(tmp_path / "named.db"))
+    assert "from $ZE_BENCHMARKS_DB" in " ".join(bench("history", "--help").output.split())
+
+
+def test_item2_the_zebench_checkout_is_a_project_without_a_results_directory(tmp_path, monkeypatch):
+    from harness.results.location import default_store
+
+    monkeypatch.delenv("ZE_BENCHMARKS_DB", raising=False)
+    checkout = tmp_path / "checkout"
+    (checkout / "docs").mkdir(parents=True)
+    (checkout / "pyproject.toml").write_text('[project]\nname = "zebench"\n')
+    found = default_store(checkout / "docs")
+    assert found.source == "project" and found.path == str(checkout / "results" / "bench.db")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "pyproject.toml").write_text('[project]\nname = "not-zebench"\n')
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert default_store(tmp_path / "other").source == "user"
+
+
+def test_item2_worker_dev_serves_the_same_default_store(project, monkeypatch):
+    from worker.cli import _default_db
+
+    monkeypatch.chdir(project / "suites" / "demo")
+    assert _default_db() == str(project / "results" / "bench.db")
