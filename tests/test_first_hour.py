@@ -56,6 +56,8 @@ def test_item2_outside_a_project_the_per_user_store_is_used_and_a_read_creates_n
     missing = bench("report", "demo-1")
     assert missing.exit_code != 0 and "demo-1" in missing.output
     assert not (tmp_path / "elsewhere" / "results").exists()
+    view = bench("view", "--port", "0", "--no-open")
+    assert view.exit_code == 1 and "no results store at" in view.output
     assert not (tmp_path / "xdg").exists(), "a read must not create the store"
     # A run from there stores in the per-user store, which later reads find from anywhere else.
     assert bench("demo", "add-one", "--agent", "oracle", "--batch-id", "u1").exit_code == 0

@@ -32,7 +32,11 @@ def test_page_path_for_runs_batches_and_paths():
 
 
 def test_view_serves_the_store_until_interrupted(tmp_path):
+    from worker.config import WorkerConfig
+    from worker.local import LocalWorker
+
     db = tmp_path / "bench.db"
+    LocalWorker(str(db), WorkerConfig()).close()  # an empty store: view never creates one
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     env.pop("ZE_BENCHMARKS_WORKER_URL", None)
     proc = subprocess.Popen([str(BENCH), "view", "run_1_x", "--db", str(db), "--port", "0", "--no-open"],

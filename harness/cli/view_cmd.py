@@ -68,14 +68,15 @@ def view(target: str | None, host: str, port: int, no_open: bool, worker_url: st
 
     With a worker URL ($ZE_BENCHMARKS_WORKER_URL or --worker-url) the dashboard that worker
     serves is opened. Otherwise, if a results worker already listens on --host/--port it is
-    used; if not, `worker dev` is started here over the embedded store (--db, default
-    results/bench.db) and serves until Ctrl-C.
+    used; if not, `worker dev` is started here over the embedded store (--db, default: the
+    store found from this directory, see --db) and serves until Ctrl-C. A store that does not
+    exist yet is not created: the command says so and exits 1.
 
     TARGET opens one page: a run id (run_...), a batch id, or a path such as /leaderboard.
 
     \b
     Examples:
-      bench view                        overview of results/bench.db
+      bench view                        overview of the default store
       bench view ci-nightly-42          that batch
       bench view /compare?a=B1&b=B2     a comparison
       bench view --db /tmp/bench.db --port 9000 --no-open
@@ -108,6 +109,9 @@ def _serve(host: str, port: int, db_path: str | None, path: str, no_open: bool) 
     from worker.devserver import make_server, resolve_config
 
     db = db_path or default_db_path()
+    if not os.path.exists(db):
+        raise click.ClickException(f"no results store at {db} yet: store a run first "
+                                   "(bench SUITE SCENARIO --agent oracle) or name one with --db")
     try:
         config, notice = resolve_config(host, WorkerConfig.from_env(os.environ))
     except ValueError as exc:
