@@ -162,6 +162,7 @@ RESERVED_SUITE_NAMES = frozenset({
     "run", "list", "batches", "batch", "history", "show", "sync", "prices", "doctor",
     "dataset", "datasets", "fleet", "compare", "leaderboard", "regressions", "stress", "report", "view",
     "dashboard", "help", "profile", "costs", "agents", "mock-model",
+    "export", "new", "check", "tasks",
 })
 
 

@@ -38,6 +38,9 @@ _COMMAND_MODULES = (
     ("harness.cli.view_cmd", "view"),
     ("harness.cli.mock_model_cmd", "mock_model"),
     ("harness.cli.agents_cmd", "agents"),
+    ("harness.cli.export_cmd", "export"),
+    ("harness.cli.scaffold_cmd", "new"),
+    ("harness.cli.scaffold_cmd", "check"),
 )
 
 
@@ -55,8 +58,9 @@ bench runs coding agents on scenario fixtures, scores every run and stores it.
   bench leaderboard --by agent,model            ranked on comparable runs, with rank ranges
   bench view                                    the web dashboard of the stored results
 
-Runs are stored in results/bench.db unless --worker-url or $ZE_BENCHMARKS_WORKER_URL names a
-results worker. `bench --help` lists the commands; `bench run --help` every run option."""
+Runs are stored in the results/bench.db of the zebench project at or above this directory
+(else the per-user store; `bench doctor` names it) unless --worker-url or
+$ZE_BENCHMARKS_WORKER_URL names a results worker. `bench --help` lists the commands; `bench run --help` every run option."""
 
 
 class DefaultRunGroup(FriendlyGroup):
