@@ -62,18 +62,33 @@ def field_path(parts: Iterable[Any]) -> str:
     return out
 
 
+# The keywords an ``x-error`` may word, in order: it words the first of them its schema has.
+_X_ERROR_KEYWORDS = ("oneOf", "anyOf", "not", "pattern", "additionalProperties")
+
+
+def x_error_keyword(schema: Any) -> str | None:
+    """The keyword whose failure a schema's ``x-error`` words, None without an ``x-error``.
+
+    An ``x-error`` is a schema's own wording for the one rule it states: its combinator
+    (``oneOf``, ``anyOf``, ``not``), else its ``pattern``, else its ``additionalProperties``.
+    Any other keyword of the same schema that fails (an unknown key beside a ``not``, a wrong
+    type beside a ``pattern``) is reported as it is, never in the rule's words."""
+    if not isinstance(schema, dict) or not schema.get("x-error"):
+        return None
+    return next((keyword for keyword in _X_ERROR_KEYWORDS if keyword in schema), None)
+
+
 def _describe(error: "ValidationError") -> SchemaIssue:
     path = list(error.absolute_path)
     if error.validator == "required":
         # Name the missing field itself: "persona" rather than "(top level)".
         missing = error.message.split("'")[1] if "'" in error.message else ""
         return SchemaIssue(field_path([*path, missing]) if missing else field_path(path), "is required")
-    if error.validator == "additionalProperties" and not error.schema.get("x-error"):
+    keyword = x_error_keyword(error.schema)
+    if keyword is not None and error.validator == keyword:
+        return SchemaIssue(field_path(path), error.schema["x-error"])
+    if error.validator == "additionalProperties":
         return SchemaIssue(field_path(path), error.message.replace("Additional properties", "unknown key(s)"))
-    # x-error is a schema's own wording for the rule it states with these keywords.
-    custom = error.schema.get("x-error") if isinstance(error.schema, dict) else None
-    if custom and error.validator in ("oneOf", "anyOf", "pattern", "additionalProperties", "not"):
-        return SchemaIssue(field_path(path), custom)
     return SchemaIssue(field_path(path), error.message)
 
 

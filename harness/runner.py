@@ -69,6 +69,7 @@ from harness.plan import (
     reconcile,
 )
 from harness.results.client import NotAWorkerError, ResultsClient
+from harness.results.progress import ProgressReporter
 from harness.results.records import (
     batch_record,
     BatchRecord,
@@ -873,32 +874,49 @@ def run_plan(plan: Plan, options: RunOptions, client: ResultsClient | None,
     options = replace(options, sandbox=kind)
     control = options.control or BatchControl()
     poster = _Poster(client) if client is not None else None
+    total = sum(len(g.iterations) for g in plan.groups)
+    # The worker merges every invocation's metadata for a shared batch id; this keeps two
+    # identical invocations apart while a redelivered post stays one. The live progress
+    # reports name the invocation with it too (worker/progress.py).
+    invocation_id = secrets.token_hex(8)
+    live = (ProgressReporter(client, plan.batch_id, invocation_id, cells=total, planned=plan.planned,
+                             lock=poster.lock).start() if poster is not None else None)
     tools_checked: dict[str, str | None] = {}
     prepared: list[tuple[Group, BatchSetup, RunOptions]] = []
     work: list[tuple[int, Group, int]] = []
-    for index, group in enumerate(g for g in plan.groups if g.iterations):
-        if control.stopping:
-            break
-        setup, group_options = _prepare_group(group, options, kind, control, tools_checked)
-        prepared.append((group, setup, group_options))
-        work += [(len(prepared) - 1, group, i) for i in group.iterations]
 
     def one(item: tuple[int, Group, int]) -> RunOutcome | None:
         slot, group, iteration = item
         if control.stopping:
             return None  # interrupted before it started: not stored, a later run of the batch does it
         _, setup, group_options = prepared[slot]
-        return execute_run(group.scenario, group.prompt, group_options, plan.batch_id, iteration, setup, poster,
-                           progress)
+        if live is not None:
+            live.cell_started()
+        try:
+            return execute_run(group.scenario, group.prompt, group_options, plan.batch_id, iteration, setup, poster,
+                               progress)
+        finally:
+            if live is not None:
+                live.cell_ended()
 
-    if options.parallel == 1 or len(work) <= 1:
-        started = [one(item) for item in work]
-    else:
-        with ThreadPoolExecutor(max_workers=min(options.parallel, len(work)), thread_name_prefix="run") as pool:
-            started = list(pool.map(one, work))
+    try:
+        for index, group in enumerate(g for g in plan.groups if g.iterations):
+            if control.stopping:
+                break
+            setup, group_options = _prepare_group(group, options, kind, control, tools_checked)
+            prepared.append((group, setup, group_options))
+            work += [(len(prepared) - 1, group, i) for i in group.iterations]
+        if options.parallel == 1 or len(work) <= 1:
+            started = [one(item) for item in work]
+        else:
+            with ThreadPoolExecutor(max_workers=min(options.parallel, len(work)), thread_name_prefix="run") as pool:
+                started = list(pool.map(one, work))
+    except BaseException:
+        if live is not None:
+            live.finish("interrupted")
+        raise
     runs = [r for r in started if r is not None]
     interrupted = control.stopping
-    total = sum(len(g.iterations) for g in plan.groups)
 
     groups = [g for g, _, _ in prepared] or plan.groups
     setups = [s for _, s, _ in prepared]
@@ -914,9 +932,7 @@ def run_plan(plan: Plan, options: RunOptions, client: ResultsClient | None,
         "harnessVersion": HARNESS_VERSION, "sandbox": kind,
         "judge": _distinct([s.judge.identity for s in setups]) if setups else None,
         "plannedCells": plan.planned,
-        # The worker merges every invocation's metadata for a shared batch id; this keeps two
-        # identical invocations apart while a redelivered post stays one.
-        "invocationId": secrets.token_hex(8),
+        "invocationId": invocation_id,
     }
     if plan.shard is not None:
         meta["shard"] = f"{plan.shard[0]}/{plan.shard[1]}"
@@ -937,6 +953,8 @@ def run_plan(plan: Plan, options: RunOptions, client: ResultsClient | None,
             batch_post, post_error = ("spooled" if exc.kept_in else None), str(exc)
         except Exception as exc:  # noqa: BLE001 - the runs are stored; the batch can be re-posted
             post_error = f"{type(exc).__name__}: {exc}"
+    if live is not None:
+        live.finish("interrupted" if interrupted else "finished")
     first = setups[0] if setups else None
     blocked = "; ".join(dict.fromkeys(s.blocked for s in setups if s.blocked)) or None
     warmups = [s.warmup for s in setups if s.warmup is not None]

@@ -149,6 +149,24 @@ def test_overview_shows_totals_trend_batches_and_regressions(page: Any, dashboar
     assert re.search(r"regressed|No scenario regressed|Nothing to compare yet", slot.inner_text())
 
 
+def test_item3_overview_shows_scenario_runs_and_switches_to_dataset_requests(page: Any, dashboard: Dashboard) -> None:
+    goto(page, "/")
+    def runs_card() -> int:
+        cards = page.locator(".card")
+        value = cards.filter(has_text=re.compile("^(runs|requests)", re.I)).first.locator(".card-value").inner_text()
+        return int(value.replace(",", ""))
+    scenario_runs = len(dashboard.runs[dashboard.batch_a]) + len(dashboard.runs[dashboard.batch_b])
+    assert runs_card() == scenario_runs
+    recent = _texts(page, "section:has(h2:text('Recent batches')) td[data-col=batchId] a")
+    assert dashboard.dataset_batch not in recent
+    page.locator(".kind-switch a", has_text="Dataset requests").click()
+    page.wait_for_url(re.compile(r"kind=dataset"))
+    page.wait_for_selector("section:has(h2:text('Recent batches')) td[data-col=batchId] a")
+    recent = _texts(page, "section:has(h2:text('Recent batches')) td[data-col=batchId] a")
+    assert dashboard.dataset_batch in recent and dashboard.batch_a not in recent
+    assert runs_card() > 0 and "requests" in " ".join(_texts(page, ".card-label")).lower()
+
+
 # --------------------------------------------------------------------------- batches
 
 

@@ -99,3 +99,82 @@ def test_item2_worker_dev_serves_the_same_default_store(project, monkeypatch):
 
     monkeypatch.chdir(project / "suites" / "demo")
     assert _default_db() == str(project / "results" / "bench.db")
+
+
+# -- item 3: dataset requests and scenario runs kept apart ---------------------------------------
+
+@pytest.fixture
+def mixed_store(tmp_path, monkeypatch):
+    """Two agents on the same scenario cells (a rankable pair) and a larger batch of dataset
+    requests, in one store."""
+    from harness.results import open_client
+    from harness.results.records import RunRecord, batch_record, new_run_id
+
+    db = tmp_path / "mixed.db"
+    monkeypatch.setenv("ZE_BENCHMARKS_DB", str(db))
+    monkeypatch.delenv("ZE_BENCHMARKS_WORKER_URL", raising=False)
+
+    def run(batch, agent, scenario, tier, ok, model="m", suite="py-bugs", it=0):
+        return RunRecord(run_id=new_run_id(), suite=suite, scenario=scenario, tier=tier, agent=agent, batch_id=batch,
+                         model=model, status="completed", total_score=1.0 if ok else 0.0,
+                         weighted_score=1.0 if ok else 0.0, is_successful=ok, config_hash=f"{agent}-{tier}",
+                         started_at="2026-11-01T00:00:00Z", metadata={"iteration": it})
+
+    scenario_runs = [run("scen-1", agent, s, "L1", agent == "oracle", it=i)
+                     for agent in ("oracle", "echo") for s in ("a", "b", "c") for i in range(2)]
+    dataset_runs = [run("data-1", "openai-compatible", f"case-{i}", "dataset", i % 10 == 0, model="m1", suite="qa")
+                    for i in range(30)]
+    with open_client(db_path=str(db), spool_dir=str(tmp_path / "spool")) as client:
+        for r in scenario_runs + dataset_runs:
+            assert client.post_run(r) == "stored"
+        client.post_batch(batch_record("scen-1", scenario_runs, 1, 2, {"suite": "py-bugs", "agent": ["oracle", "echo"]}))
+        client.post_batch(batch_record("data-1", dataset_runs, 3, 4, {
+            "kind": "dataset", "dataset": {"ref": "qa@1", "name": "qa"}, "targets": ["openai-compatible:m1"]}))
+    return db
+
+
+def test_item3_the_leaderboard_ranks_scenario_runs_by_default(mixed_store):
+    board = bench("leaderboard", "--json")
+    assert board.exit_code == 0, board.output
+    data = json.loads(board.output)
+    assert data["runs"] == 12 and [e["entry"] for e in data["entries"]][:1] == ["oracle"]
+    assert not any("nothing comparable" in n for n in data["notes"])
+    datasets = json.loads(bench("leaderboard", "--kind", "dataset", "--json").output)
+    assert datasets["runs"] == 30
+
+
+def test_item3_batches_say_their_kind_and_what_they_ran(mixed_store):
+    listed = {b["batchId"]: b for b in json.loads(bench("batches", "--json").output)}
+    assert listed["scen-1"]["kind"] == "scenario" and listed["data-1"]["kind"] == "dataset"
+    only = [b["batchId"] for b in json.loads(bench("batches", "--kind", "dataset", "--json").output)]
+    assert only == ["data-1"]
+    table = " ".join(bench("batches").output.split())
+    assert "qa@1" in table and "openai-compatible:m1" in table
+
+
+def test_item3_the_overview_counts_one_kind_at_a_time(mixed_store):
+    from worker.config import WorkerConfig
+    from worker.local import LocalWorker
+    from worker.messages import Request
+
+    worker = LocalWorker(str(mixed_store), WorkerConfig(api_key="k"))
+    try:
+        def get(path):
+            response = worker.handle(Request.from_url("GET", path, {"authorization": "Bearer k"}, b""))
+            assert response.status == 200, response.body
+            return json.loads(response.body)
+
+        scenario = get("/api/overview")
+        assert scenario["kind"] == "scenario" and scenario["totals"]["totalRuns"] == 12
+        assert scenario["totals"]["successfulRuns"] == 6 and scenario["totals"]["totalBatches"] == 1
+        assert [b["batchId"] for b in scenario["recentBatches"]] == ["scen-1"]
+        assert scenario["runsByKind"] == {"scenario": 12, "dataset": 30}
+        dataset = get("/api/overview?kind=dataset")
+        assert dataset["totals"]["totalRuns"] == 30 and [b["batchId"] for b in dataset["recentBatches"]] == ["data-1"]
+        assert get("/api/overview?kind=all")["totals"]["totalRuns"] == 42
+        assert get("/api/stats?kind=scenario")["totalRuns"] == 12
+        assert [b["batchId"] for b in get("/api/batches?kind=scenario")] == ["scen-1"]
+        bad = worker.handle(Request.from_url("GET", "/api/overview?kind=both", {"authorization": "Bearer k"}, b""))
+        assert bad.status == 400
+    finally:
+        worker.close()

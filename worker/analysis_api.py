@@ -161,12 +161,14 @@ _SCOPE = ("suite", "scenario", "tier", "agent", "model", "specialist", "batchId"
 
 
 async def leaderboard_route(db: Storage, query: dict[str, str], now_ms: int) -> dict[str, Any]:
-    _check(query, {"by", "includeCached", *_SCOPE})
+    _check(query, {"by", "includeCached", "kind", *_SCOPE})
     try:
         by = leaderboard.parse_by(query.get("by", "agent"))
     except ValueError as exc:
         raise HttpError(400, "invalid by", str(exc)) from None
-    runs, cut = await load_runs(db, _filters(query, now_ms, _SCOPE))
+    # Scenario runs unless asked: dataset requests are another kind of cell.
+    kind = store.parse_kind(query.get("kind"), "scenario") or "all"
+    runs, cut = await load_runs(db, {**_filters(query, now_ms, _SCOPE), "kind": kind})
     result = leaderboard.leaderboard(runs, by=by, include_cached=_flag(query, "includeCached"))
     if cut:
         result["notes"].append(f"only the first {MAX_ANALYSIS_RUNS} runs were analysed")
@@ -202,8 +204,10 @@ async def regressions_route(db: Storage, query: dict[str, str], now_ms: int) -> 
     """``baseline`` and ``candidate`` batches; or ``agent`` (with ``model``, ``suite``,
     ``since``): its two latest batches. The history is every run of the baseline's
     scenarios at the baseline's config hashes (since ``since`` when given)."""
-    _check(query, {"baseline", "candidate", "agent", "model", "suite", "since", "alpha"})
+    _check(query, {"baseline", "candidate", "agent", "model", "suite", "since", "alpha", "kind"})
     scope = _filters(query, now_ms, ("agent", "model", "suite", "since"))
+    # The latest batches of an agent are its scenario batches unless asked otherwise.
+    scope["kind"] = store.parse_kind(query.get("kind"), "scenario") or "all"
     if query.get("baseline") or query.get("candidate"):
         if not (query.get("baseline") and query.get("candidate")):
             raise HttpError(400, "baseline and candidate go together", "baseline=BATCH&candidate=BATCH")

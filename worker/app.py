@@ -15,7 +15,7 @@ import traceback
 from datetime import datetime, timezone
 from typing import Any, Awaitable, Callable
 
-from worker import analysis_api, dashboard, dashboard_api, store
+from worker import analysis_api, dashboard, dashboard_api, progress, store
 from worker.config import WorkerConfig
 from worker.messages import HttpError, Request, Response, json_response
 from worker.schema import BATCH_FIELDS, RUN_FIELDS, STRESS_FIELDS, parse_json_body, validate_object
@@ -192,7 +192,10 @@ class WorkerApp:
         return json_response(200, batch)
 
     async def stats(self, request: Request, params: dict[str, str]) -> Response:
-        return json_response(200, await store.stats(self.storage))
+        unknown = sorted(set(request.query) - {"kind"})
+        if unknown:
+            raise HttpError(400, f"unknown query parameter: {unknown[0]}", "accepted: kind")
+        return json_response(200, await store.stats(self.storage, store.parse_kind(request.query.get("kind"))))
 
     async def agent_stats(self, request: Request, params: dict[str, str]) -> Response:
         return json_response(200, await store.agent_stats(self.storage))
@@ -345,6 +348,8 @@ ROUTES: tuple[tuple[str, str, Handler], ...] = (
     ("/api/analysis/runs", "GET", WorkerApp.analysis_runs),
     ("/api/runs/{runId}/profile", "GET", WorkerApp.run_profile),
     ("/api/batches/{batchId}/profile", "GET", WorkerApp.batch_profile),
+    ("/api/batches/{batchId}/progress", "GET", progress.get_progress),
+    ("/api/batches/{batchId}/progress", "POST", progress.post_progress),
     ("/api/stress", "GET", WorkerApp.list_stress),
     ("/api/stress", "POST", WorkerApp.post_stress),
     ("/api/stress/{id}", "GET", WorkerApp.get_stress),

@@ -52,14 +52,16 @@ def _rate(successes: int, runs: int) -> float | None:
 # ------------------------------------------------------------------------------------ overview
 
 async def overview(db: Storage, query: dict[str, str], now_ms: int) -> dict[str, Any]:
-    """Totals, runs per UTC day over the last ``days`` days, and the latest batches."""
-    _check(query, {"days"})
+    """Totals, runs per UTC day over the last ``days`` days, and the latest batches, of one kind
+    of run (``kind``: scenario by default, dataset, or all), with how many runs each kind has."""
+    _check(query, {"days", "kind"})
     days = _int_param(query, "days", 30, 1, 366)
+    kind = store.parse_kind(query.get("kind"), "scenario")
     since = (now_ms // DAY_MS - days + 1) * DAY_MS
     rows = await db.all(
         "SELECT created_at / ? AS day, COUNT(*) AS runs, COALESCE(SUM(is_successful), 0) AS successes, "
         f"AVG(total_score) AS avg_score FROM runs WHERE created_at >= ? AND {_COUNTED.format(alias='runs')} "
-        "GROUP BY created_at / ? ORDER BY day", (DAY_MS, since, DAY_MS))
+        f"AND {store.kind_condition(kind)} GROUP BY created_at / ? ORDER BY day", (DAY_MS, since, DAY_MS))
     timeline = []
     for r in rows:
         day = int(r["day"])
@@ -67,8 +69,14 @@ async def overview(db: Storage, query: dict[str, str], now_ms: int) -> dict[str,
         timeline.append({"day": _iso_day(day * DAY_MS), "runs": runs, "successfulRuns": successes,
                          "passRate": _rate(successes, runs),
                          "avgScore": None if r["avg_score"] is None else float(r["avg_score"])})
-    recent, _ = await store.list_batches(db, {"limit": "10"})
-    return {"totals": await store.stats(db), "days": days, "timeline": timeline, "recentBatches": recent}
+    recent, _ = await store.list_batches(db, {"limit": "10", "kind": kind or "all"})
+    counts = await db.first(
+        "SELECT COALESCE(SUM(CASE WHEN tier = 'dataset' THEN 0 ELSE 1 END), 0) AS scenario, "
+        "COALESCE(SUM(CASE WHEN tier = 'dataset' THEN 1 ELSE 0 END), 0) AS dataset FROM runs WHERE "
+        + _COUNTED.format(alias="runs")) or {}
+    return {"totals": await store.stats(db, kind), "kind": kind or "all", "days": days, "timeline": timeline,
+            "recentBatches": recent,
+            "runsByKind": {"scenario": int(counts.get("scenario") or 0), "dataset": int(counts.get("dataset") or 0)}}
 
 
 def _iso_day(ms: int) -> str:
@@ -80,17 +88,18 @@ def _iso_day(ms: int) -> str:
 async def overview_regressions(db: Storage, query: dict[str, str], now_ms: int) -> dict[str, Any]:
     """The latest batch against the batch before it of the same agent (its most frequent one):
     the scenarios that regressed, with the counts of every status. ``baseline`` is None when
-    there is nothing to compare yet."""
+    there is nothing to compare yet. Scenario runs only: dataset requests have no scenarios."""
     _check(query, set())
     latest = await db.first(
-        "SELECT batch_id FROM runs WHERE batch_id IS NOT NULL ORDER BY created_at DESC, run_id DESC LIMIT 1")
+        "SELECT batch_id FROM runs WHERE batch_id IS NOT NULL AND " + store.kind_condition("scenario")
+        + " ORDER BY created_at DESC, run_id DESC LIMIT 1")
     if latest is None:
         return {"baseline": None, "candidate": None, "agent": None, "scenarios": [], "counts": {}}
     top = await db.first("SELECT agent, COUNT(*) AS n FROM runs WHERE batch_id = ? GROUP BY agent "
                          "ORDER BY n DESC, agent LIMIT 1", (latest["batch_id"],))
     agent = top["agent"] if top else None
     try:
-        result = await analysis_api.regressions_route(db, {"agent": agent}, now_ms)
+        result = await analysis_api.regressions_route(db, {"agent": agent, "kind": "scenario"}, now_ms)
     except HttpError as exc:
         if exc.status == 404:
             return {"baseline": None, "candidate": latest["batch_id"], "agent": agent, "scenarios": [],
@@ -119,7 +128,7 @@ def _like(text: str) -> str:
 async def search_batches(db: Storage, query: dict[str, str]) -> tuple[list[dict[str, Any]], int]:
     """One page of batches (``offset``, ``limit``) matching ``q`` (in the id or the metadata),
     sorted by ``sort`` and ``order``, and how many match in all."""
-    _check(query, {"q", "sort", "order", "offset", "limit"})
+    _check(query, {"q", "sort", "order", "offset", "limit", "kind"})
     sort = query.get("sort") or "createdAt"
     if sort not in BATCH_SORTS:
         raise HttpError(400, "invalid sort", f"one of {', '.join(BATCH_SORTS)}, not {sort!r}")
@@ -128,12 +137,12 @@ async def search_batches(db: Storage, query: dict[str, str]) -> tuple[list[dict[
         raise HttpError(400, "invalid order", f"asc or desc, not {order!r}")
     offset = _int_param(query, "offset", 0, 0, 10_000_000)
     limit = store.parse_limit(query.get("limit"))
-    where, params = "", []
+    where, params = "WHERE " + store.batch_kind_condition(store.parse_kind(query.get("kind")), "b."), []
     if query.get("q"):
         pattern = _like(query["q"].strip())
-        where = ("WHERE (b.batch_id LIKE ? ESCAPE '\\' OR b.metadata LIKE ? ESCAPE '\\' OR EXISTS "
-                 "(SELECT 1 FROM batch_contributions c WHERE c.batch_id = b.batch_id "
-                 "AND c.metadata LIKE ? ESCAPE '\\'))")
+        where += (" AND (b.batch_id LIKE ? ESCAPE '\\' OR b.metadata LIKE ? ESCAPE '\\' OR EXISTS "
+                  "(SELECT 1 FROM batch_contributions c WHERE c.batch_id = b.batch_id "
+                  "AND c.metadata LIKE ? ESCAPE '\\'))")
         params = [pattern, pattern, pattern]
     total_row = await db.first(f"SELECT COUNT(*) AS n FROM batches b {where}", params)
     total = int(total_row["n"]) if total_row else 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from worker.config import MAX_BULK_RUNS
+from worker.progress import PROGRESS_FIELDS, PROGRESS_SCHEMA
 from worker.schema import (
     BATCH_FIELDS,
     EVALUATION_STATUSES,
@@ -76,6 +77,8 @@ SCHEMAS: dict[str, Any] = {
         "batchId": _STR, "createdAt": _INT, "completedAt": {"type": ["integer", "null"]},
         "totalRuns": _INT, "successfulRuns": _INT, "avgScore": _NNUM,
         "avgWeightedScore": _NNUM, "metadata": _OBJ,
+        "kind": {"enum": ["scenario", "dataset", "mixed", None],
+                 "description": "What the batch's runs are; null while it has none"},
     }),
     "Breakdown": _obj({
         "key": _NSTR, "runs": _INT, "successfulRuns": _INT, "avgScore": _NNUM,
@@ -155,6 +158,8 @@ _RUN_FILTER_PARAMS = [
                     "under any scope."},
     {"name": "configHash", "in": "query", "schema": _STR},
     {"name": "specialistEnabled", "in": "query", "schema": {"enum": ["true", "false"]}},
+    {"name": "kind", "in": "query", "schema": {"enum": ["scenario", "dataset", "all"]},
+     "description": "Scenario runs or dataset requests (tier dataset); all by default"},
 ]
 _STRESS_FILTER_PARAMS = [
     {"name": "provider", "in": "query", "schema": _STR},
@@ -183,6 +188,11 @@ _ANALYSIS = {"type": "object"}
 
 def _FLAG(name: str, description: str) -> dict[str, Any]:
     return {"name": name, "in": "query", "schema": {"enum": ["true", "false"]}, "description": description}
+
+
+def _KIND(default: str) -> dict[str, Any]:
+    return {"name": "kind", "in": "query", "schema": {"enum": ["scenario", "dataset", "all"], "default": default},
+            "description": "Scenario runs (agents on fixtures), dataset requests (tier dataset) or all"}
 
 
 def _BY(default: str) -> dict[str, Any]:
@@ -248,7 +258,8 @@ def openapi_document() -> dict[str, Any]:
         "/api/overview": _get(
             "Totals, runs per UTC day (count, pass rate, mean score) and the ten latest batches",
             _json(_DASH), [{"name": "days", "in": "query", "schema": {"type": "integer", "minimum": 1,
-                                                                      "maximum": 366, "default": 30}}], query=True),
+                                                                      "maximum": 366, "default": 30}},
+                           _KIND("scenario")], query=True),
         "/api/overview/regressions": _get(
             "The latest batch against the previous batch of its agent: the scenarios that regressed",
             _json(_DASH), query=True),
@@ -269,7 +280,7 @@ def openapi_document() -> dict[str, Any]:
         "/api/batches": _get("Batches with aggregates, newest first; with q, sort, order or offset a page "
                              "of a search, with the number of matches in X-Total-Count",
                              _json({"type": "array", "items": _ref("Batch")}, headers={**_CURSOR, **_TOTAL}),
-                             [*_PAGE_PARAMS, *_BATCH_SEARCH_PARAMS], query=True),
+                             [*_PAGE_PARAMS, *_BATCH_SEARCH_PARAMS, _KIND("all")], query=True),
         "/api/batches/{batchId}": _get(
             "A batch with aggregates, breakdowns and runs (runs=0 leaves the runs out)",
             _json(_ref("BatchDetail")), [*_BATCH_ID, {"name": "runs", "in": "query", "schema": {"enum": ["0", "1"]}}],
@@ -289,7 +300,8 @@ def openapi_document() -> dict[str, Any]:
         "/api/leaderboard": _get(
             "Entries ranked on comparable runs: mean score with a clustered interval, success rate with a Wilson "
             "interval, cost per success, median duration, rank ranges and the composite",
-            _json(_ANALYSIS), [_BY("agent"), *_SCOPE_PARAMS, _FLAG("includeCached", "Count replayed runs")],
+            _json(_ANALYSIS), [_BY("agent"), *_SCOPE_PARAMS, _FLAG("includeCached", "Count replayed runs"),
+                               _KIND("scenario")],
             query=True),
         "/api/costs": _get(
             "Cost per run and per success, score per dollar, agent and judge cost, and the Pareto front",
@@ -306,6 +318,7 @@ def openapi_document() -> dict[str, Any]:
                 {"name": "suite", "in": "query", "schema": _STR},
                 {"name": "since", "in": "query", "schema": _STR, "description": "30d, 12h or an ISO date"},
                 {"name": "alpha", "in": "query", "schema": {"type": "number", "default": 0.05}},
+                _KIND("scenario"),
             ], not_found=True, query=True),
         "/api/analysis/runs": _get(
             "Runs as the analysis reads them (run columns, telemetry, iteration, tier label, config parts, "
@@ -315,10 +328,31 @@ def openapi_document() -> dict[str, Any]:
             query=True),
         "/api/runs/{runId}/profile": _get("Where one run's time went, phase by phase, and its bottleneck",
                                           _json(_ANALYSIS), _RUN_ID, True),
+        "/api/batches/{batchId}/progress": {
+            **_get("A batch's live progress: cells planned, done (stored), running, an ETA, and each invocation's "
+                   "state (running, stale when not heard from for staleAfterMs, finished, interrupted)",
+                   _json(PROGRESS_SCHEMA), _BATCH_ID, True, query=True),
+            "post": {
+                "summary": "Report how one invocation writing the batch is going (its start, heartbeats, its end); "
+                           "creates the batch; a report with a sequence not above the stored one changes nothing",
+                "security": _AUTH,
+                "parameters": _BATCH_ID,
+                "requestBody": {"required": True,
+                                "content": {"application/json": {"schema": json_schema(PROGRESS_FIELDS)}}},
+                "responses": {
+                    "200": _json(_obj({"success": {"const": True}, "batchId": _STR, "invocationId": _STR,
+                                       "current": {"type": "boolean",
+                                                   "description": "false when a newer report was already stored"}}),
+                                 "Stored, or ignored as older than the stored report"),
+                    **_WRITE_ERRORS,
+                },
+            },
+        },
         "/api/batches/{batchId}/profile": _get(
             "Where a batch's runs spent their time: per phase median, p95 and share; the bottleneck",
             _json(_ANALYSIS), _BATCH_ID, True),
-        "/api/stats": _get("Totals over all runs", _json(_ref("Stats"))),
+        "/api/stats": _get("Totals over all runs, or over one kind of run", _json(_ref("Stats")),
+                           [_KIND("all")], query=True),
         "/api/stats/agents": _get("Per-agent figures",
                                   _json({"type": "array", "items": _ref("AgentStats")})),
         "/api/results": {"post": {

@@ -29,7 +29,12 @@ RUN_FILTERS: dict[str, str] = {
     "specialist": "specialist_name",
     "specialistEnabled": "specialist_enabled",
     "configHash": "config_hash",
+    "kind": "tier",  # scenario | dataset: see KINDS
 }
+#: What runs a view holds: scenario runs (agents on fixtures) or dataset requests (a provider
+#: answering a dataset's items, stored with tier "dataset"); views never mix them unasked.
+KINDS = ("scenario", "dataset")
+DATASET_TIER = "dataset"
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 500
 
@@ -364,6 +369,32 @@ def _filter_value(name: str, value: str) -> Any:
     return value
 
 
+def parse_kind(value: str | None, default: str | None = None) -> str | None:
+    """``scenario``, ``dataset`` or None for ``all``; anything else is a 400."""
+    if value is None or value == "":
+        return default
+    if value == "all":
+        return None
+    if value not in KINDS:
+        raise HttpError(400, "invalid kind", f"scenario, dataset or all, not {value!r}")
+    return value
+
+
+def kind_condition(kind: str | None, alias: str = "") -> str:
+    """SQL keeping runs of ``kind`` (no parameters: the tier is a constant)."""
+    if kind is None:
+        return "1 = 1"
+    return f"{alias}tier {'=' if kind == 'dataset' else '!='} '{DATASET_TIER}'"
+
+
+def batch_kind_condition(kind: str | None, alias: str) -> str:
+    """SQL keeping batches holding runs of ``kind`` (a batch of both kinds is kept by either)."""
+    if kind is None:
+        return "1 = 1"
+    return (f"EXISTS (SELECT 1 FROM runs k WHERE k.batch_id = {alias}batch_id AND "
+            f"{kind_condition(kind, 'k.')})")
+
+
 def run_filters_sql(query: dict[str, str], alias: str = "") -> tuple[list[str], list[Any]]:
     """WHERE conditions and their parameters for the run filters of ``query`` (RUN_FILTERS)."""
     where: list[str] = []
@@ -376,6 +407,11 @@ def run_filters_sql(query: dict[str, str], alias: str = "") -> tuple[list[str], 
             where.append(f"({column} = ? OR (substr({column}, 1, 1) = '@' "
                          f"AND substr({column}, instr({column}, '/') + 1) = ?))")
             params.extend([query[name], query[name]])
+        elif name == "kind" and name in query:
+            kind = parse_kind(query[name])
+            if kind is not None:
+                where.append(f"{column} {'=' if kind == 'dataset' else '!='} ?")
+                params.append(DATASET_TIER)
         elif name in query:
             where.append(f"{column} = ?")
             params.append(_filter_value(name, query[name]))
@@ -410,6 +446,7 @@ async def list_runs(db: Storage, query: dict[str, str]) -> tuple[list[dict[str, 
 
 _BATCH_AGGREGATES = """
     COUNT(r.run_id) AS total_runs,
+    COALESCE(SUM(CASE WHEN r.tier = 'dataset' THEN 1 ELSE 0 END), 0) AS dataset_runs,
     COALESCE(SUM(r.is_successful), 0) AS successful_runs,
     AVG(r.total_score) AS avg_score,
     AVG(r.weighted_score) AS avg_weighted_score
@@ -425,8 +462,18 @@ def _batch_to_wire(row: dict[str, Any]) -> dict[str, Any]:
         "successfulRuns": _int(row["successful_runs"]),
         "avgScore": _float(row["avg_score"]),
         "avgWeightedScore": _float(row["avg_weighted_score"]),
+        "kind": _batch_kind(_int(row["total_runs"]), _int(row.get("dataset_runs"))),
         "metadata": json.loads(row["metadata"] or "{}"),
     }
+
+
+def _batch_kind(total: int, datasets: int) -> str | None:
+    """``scenario``, ``dataset``, ``mixed`` (both kinds of run), or None (no runs yet)."""
+    if total == 0:
+        return None
+    if datasets == 0:
+        return "scenario"
+    return "dataset" if datasets == total else "mixed"
 
 
 # Metadata keys whose values add up across contributions; the rest are merged as distinct values.
@@ -522,16 +569,17 @@ async def with_merged_metadata(db: Storage, batches: list[dict[str, Any]]) -> li
 
 async def list_batches(db: Storage, query: dict[str, str]) -> tuple[list[dict[str, Any]], str | None]:
     """A page of batches with aggregates, newest first, and the next page's cursor."""
-    unknown = sorted(set(query) - {"limit", "cursor"})
+    unknown = sorted(set(query) - {"limit", "cursor", "kind"})
     if unknown:
-        raise HttpError(400, f"unknown query parameter: {unknown[0]}", "accepted: limit, cursor")
+        raise HttpError(400, f"unknown query parameter: {unknown[0]}", "accepted: limit, cursor, kind")
     limit = parse_limit(query.get("limit"))
-    where = ""
+    conditions = [batch_kind_condition(parse_kind(query.get("kind")), "batches.")]
     params: list[Any] = []
     if query.get("cursor"):
         created_at, batch_id = decode_cursor(query["cursor"])
-        where = "WHERE (created_at < ? OR (created_at = ? AND batch_id < ?))"
+        conditions.append("(created_at < ? OR (created_at = ? AND batch_id < ?))")
         params = [created_at, created_at, batch_id]
+    where = "WHERE " + " AND ".join(conditions)
     # Page the batches first, then aggregate only their runs (idx_runs_batch).
     rows = await db.all(
         f"WITH page AS (SELECT * FROM batches {where} "
@@ -596,11 +644,13 @@ async def get_batch(db: Storage, batch_id: str, include_runs: bool = True) -> di
 
 # ------------------------------------------------------------------------------------ stats
 
-async def stats(db: Storage) -> dict[str, Any]:
+async def stats(db: Storage, kind: str | None = None) -> dict[str, Any]:
+    """Totals over the runs of ``kind`` (None: every run) and the batches holding them."""
     row = await db.first(
         "SELECT COUNT(*) AS total_runs, COALESCE(SUM(is_successful), 0) AS successful_runs, "
         "AVG(total_score) AS avg_score, AVG(weighted_score) AS avg_weighted_score, "
-        "(SELECT COUNT(*) FROM batches) AS total_batches FROM runs WHERE " + _COUNTED.format(alias="runs")
+        f"(SELECT COUNT(*) FROM batches WHERE {batch_kind_condition(kind, 'batches.')}) AS total_batches "
+        f"FROM runs WHERE {_COUNTED.format(alias='runs')} AND {kind_condition(kind)}"
     ) or {}
     return {
         "totalRuns": _int(row.get("total_runs")),

@@ -163,11 +163,14 @@ def _scope(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--by", default="agent", show_default=True, metavar="DIMS",
               help="What to rank: agent, model, specialist, or a combination such as agent,model.")
 @_scope
+@click.option("--kind", type=click.Choice(["scenario", "dataset"]), default="scenario", show_default=True,
+              help="Rank scenario runs (agents on fixtures) or dataset requests (`bench dataset`, by provider "
+                   "and model); the two are never ranked together.")
 @click.option("--include-cached", is_flag=True, help="Count runs that replayed cached model answers.")
 @store_options
 @click.option("--json", "as_json", is_flag=True, help="Print the leaderboard as JSON.")
 def leaderboard(by: str, suite: str | None, since: str | None, agent: str | None, model: str | None,
-                batch_id: str | None, include_cached: bool, worker_url: str | None, db_path: str | None,
+                batch_id: str | None, kind: str, include_cached: bool, worker_url: str | None, db_path: str | None,
                 as_json: bool) -> None:
     """Rank agents, models or specialists on comparable runs.
 
@@ -183,10 +186,11 @@ def leaderboard(by: str, suite: str | None, since: str | None, agent: str | None
       bench leaderboard
       bench leaderboard --by agent,model --suite py-bugs --since 30d
       bench leaderboard --by specialist --json
+      bench leaderboard --kind dataset --by model
     """
     result = _ask(worker_url, db_path, "/api/leaderboard",
                   {"by": by, "suite": suite, "since": since, "agent": agent, "model": model, "batchId": batch_id,
-                   "includeCached": "true" if include_cached else None})
+                   "kind": kind, "includeCached": "true" if include_cached else None})
     if as_json:
         click.echo(json.dumps(result, indent=2))
         return

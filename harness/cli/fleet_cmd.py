@@ -54,6 +54,7 @@ def fleet() -> None:
       bench fleet MANIFEST --dry-run       the matrix, the requests and an estimated cost
       bench fleet validate MANIFEST        check it and resolve every dataset it names
       bench fleet status RUN_ID            where a run is
+      bench fleet status RUN_ID --follow   the same, refreshed until the run ends
       bench fleet list                     the runs started here
       bench fleet resume RUN_ID            complete a stopped or killed run
 
@@ -386,20 +387,30 @@ def _status_line(s: dict[str, Any]) -> str:
     return f"{s.get('run_id')}  {s.get('state')}  cells {cells}  tests {tests}"
 
 
-@fleet.command("status", context_settings=_CONTEXT)
-@click.argument("run_id", metavar="RUN_ID")
-@click.option("--output", "-o", default=None, metavar="DIR", help="Base directory the run was written to.")
-@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
-def status_cmd(run_id: str, output: str | None, as_json: bool) -> None:
-    """Where a fleet run is: state, cells and tests done, its process, its artifacts. RUN_ID is
-    a run id or a run directory."""
-    from harness.fleet import status
+def _follow(run_dir: Path, as_json: bool, interval: float) -> None:
+    """Print the status each time it changes until the run ends; exit with its state. Ctrl-C
+    stops the following only: the run goes on in its own process."""
+    from harness.fleet import follow
 
-    current = status(_find(run_id, output))
-    if as_json:
-        click.echo(json.dumps(current, indent=2, sort_keys=True))
-        return
-    click.echo(_status_line(current))
+    current: dict[str, Any] = {}
+    shown = None
+    try:
+        for current in follow(run_dir, poll_s=interval):
+            if as_json:
+                click.echo(json.dumps(current, sort_keys=True))
+            elif _status_line(current) != shown:  # not for a change the line does not show
+                shown = _status_line(current)
+                click.echo(f"{time.strftime('%H:%M:%S')}  {shown}")
+    except KeyboardInterrupt:
+        click.echo(f"stopped following; fleet run {current.get('run_id') or run_dir.name} goes on "
+                   f"(bench fleet status {current.get('run_id') or run_dir} shows it)", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    if not as_json:
+        _status_details(current)
+    sys.exit(_EXIT_OF_STATE.get(current.get("state"), EXIT_FAILED))
+
+
+def _status_details(current: dict[str, Any]) -> None:
     if current.get("stopped_reason"):
         click.echo(f"  {current['stopped_reason']}")
     if current.get("error"):
@@ -407,6 +418,40 @@ def status_cmd(run_id: str, output: str | None, as_json: bool) -> None:
     click.echo(f"  artifacts: {current.get('run_dir')}")
     if current.get("state") == "interrupted":
         click.echo(f"  complete it with: bench fleet resume {current.get('run_id')}")
+
+
+@fleet.command("status", context_settings=_CONTEXT)
+@click.argument("run_id", metavar="RUN_ID")
+@click.option("--output", "-o", default=None, metavar="DIR", help="Base directory the run was written to.")
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON (with --follow: one line each).")
+@click.option("--follow", "-f", is_flag=True,
+              help="Print the status again each time it changes, until the run ends; exit with its end "
+                   "(0 completed, 1 failed, 130 interrupted). Ctrl-C stops following, not the run.")
+@click.option("--interval", default=None, type=click.FloatRange(0.1, 3600), metavar="SECONDS",
+              help="With --follow: how often the status is read (default 2).")
+def status_cmd(run_id: str, output: str | None, as_json: bool, follow: bool, interval: float | None) -> None:
+    """Where a fleet run is: state, cells and tests done, its process, its artifacts. RUN_ID is
+    a run id or a run directory.
+
+    \b
+    Examples:
+      bench fleet status nightly-20250101T120000Z-1a2b3c4d
+      bench fleet status nightly-20250101T120000Z-1a2b3c4d --follow
+      bench fleet status out/nightly-20250101T120000Z-1a2b3c4d --json
+    """
+    from harness.fleet import status
+
+    if interval is not None and not follow:
+        raise click.UsageError("--interval goes with --follow")
+    run_dir = _find(run_id, output)
+    if follow:
+        _follow(run_dir, as_json, 2.0 if interval is None else interval)
+    current = status(run_dir)
+    if as_json:
+        click.echo(json.dumps(current, indent=2, sort_keys=True))
+        return
+    click.echo(_status_line(current))
+    _status_details(current)
 
 
 @fleet.command("list", context_settings=_CONTEXT)

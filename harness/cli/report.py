@@ -269,15 +269,25 @@ def _joined(value: Any) -> str:
     return "-" if value is None else str(value)
 
 
+def batch_subject(meta: dict[str, Any], kind: str | None) -> tuple[str, str]:
+    """What a batch ran and who ran it: suite/scenario and agents for scenario runs, the
+    dataset and the providers' models (its targets) for dataset requests."""
+    if kind == "dataset" or meta.get("kind") == "dataset":
+        dataset = meta.get("dataset")
+        name = dataset.get("ref") or dataset.get("name") if isinstance(dataset, dict) else dataset
+        return str(name or "-"), _joined(meta.get("targets")) or "-"
+    where = f"{_joined(meta.get('suite'))}/{_joined(meta.get('scenario'))}" if meta.get("suite") else "-"
+    return where, _joined(meta.get("agent")) or "-"
+
+
 def batches_table(batches: list[BatchRecord]) -> Table:
     table = Table(title="Batches")
-    for col, justify in (("batch", "left"), ("created", "left"), ("scenario", "left"), ("agent", "left"),
-                         ("runs", "right"), ("ok", "right"), ("mean", "right")):
+    for col, justify in (("batch", "left"), ("created", "left"), ("kind", "left"), ("scenario / dataset", "left"),
+                         ("agent / model", "left"), ("runs", "right"), ("ok", "right"), ("mean", "right")):
         table.add_column(col, justify=justify, no_wrap=col in ("batch", "created"), overflow="fold")
     for b in batches:
-        meta = b.metadata or {}
-        where = f"{_joined(meta.get('suite'))}/{_joined(meta.get('scenario'))}" if meta.get("suite") else "-"
-        table.add_row(b.batch_id, _short_ms(b.created_at), where, _joined(meta.get("agent")), str(b.total_runs),
+        what, who = batch_subject(b.metadata or {}, b.kind)
+        table.add_row(b.batch_id, _short_ms(b.created_at), b.kind or "-", what, who, str(b.total_runs),
                       str(b.successful_runs), score_text(b.avg_score))
     return table
 

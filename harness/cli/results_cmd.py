@@ -11,23 +11,28 @@ from harness.cli.store_options import open_store, store_options
 
 @click.command("batches")
 @click.option("--limit", type=click.IntRange(min=1, max=500), default=20, show_default=True)
+@click.option("--kind", type=click.Choice(["scenario", "dataset", "all"]), default="all", show_default=True,
+              help="Only batches of scenario runs (agents on fixtures) or of dataset requests (`bench dataset`).")
 @store_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def batches(limit: int, worker_url: str | None, db_path: str | None, as_json: bool) -> None:
+def batches(limit: int, kind: str, worker_url: str | None, db_path: str | None, as_json: bool) -> None:
     """List recent batches with their run counts and mean scores.
+
+    A batch of dataset requests shows its dataset and the providers' models where a scenario
+    batch shows its scenarios and agents; the kind column says which.
 
     \b
     Examples:
       bench batches
-      bench batches --limit 5 --json
+      bench batches --kind dataset --limit 5 --json
     """
     from harness.cli.report import batches_table
 
     with open_store(worker_url, db_path) as client:
-        found = client.list_batches(limit=limit)
+        found = client.list_batches(limit=limit, kind=None if kind == "all" else kind)
         where = client.destination
     if as_json:
-        click.echo(json.dumps([b.to_wire() for b in found], indent=2))
+        click.echo(json.dumps([{**b.to_wire(), "kind": b.kind} for b in found], indent=2))
         return
     from harness.cli.report import make_console
 

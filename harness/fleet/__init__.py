@@ -8,6 +8,8 @@ The Python API (importable without the CLI)::
     print(handle.run_id, handle.run_dir)
     fleet.status(handle.run_id)                 # {"state": "running", "cells_done": 3, ...}
     results = fleet.wait(handle.run_id)         # the fleet-results.json dict, when it has ended
+    for current in fleet.follow(handle.run_id): # its status each time it changes, until it ends
+        print(current["state"], current["tests_done"])
 
 :func:`run` runs a fleet in the calling process instead (what ``bench fleet --wait`` does),
 and :func:`resume` completes a run that was stopped or killed. docs/fleets.md is the guide.
@@ -19,7 +21,7 @@ import datetime as _dt
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +33,7 @@ from harness.fleet.manifest import Manifest, ManifestError, load_manifest, run_i
 from harness.gc_tuning import fewer_collections
 
 __all__ = ["FleetError", "FleetHandle", "ManifestError", "Manifest", "load_manifest", "plan_fleet", "start", "run",
-           "resume", "status", "wait", "list_runs", "find_run", "create_run"]
+           "resume", "status", "wait", "follow", "list_runs", "find_run", "create_run"]
 
 
 class FleetError(RuntimeError):
@@ -268,6 +270,32 @@ def status(run_id: str | os.PathLike[str], *, base_dir: str | os.PathLike[str] |
 def _age_s(iso: str) -> float:
     then = _dt.datetime.fromisoformat(iso.replace("Z", "+00:00"))
     return (_dt.datetime.now(_dt.timezone.utc) - then).total_seconds()
+
+
+#: How long a run that says it ended may keep its process before :func:`follow` stops anyway.
+SETTLE_S = 10.0
+
+
+def follow(run_id: str | os.PathLike[str], *, poll_s: float = 2.0,
+           base_dir: str | os.PathLike[str] | None = None) -> Iterator[dict[str, Any]]:
+    """Run ``run_id``'s :func:`status` now, then each time it changes (read every ``poll_s``
+    seconds), until the run has ended: its state is completed, failed or interrupted (a run
+    whose process is gone reads interrupted) and its process has exited, or has said so for
+    :data:`SETTLE_S`. Following changes nothing in the run."""
+    run_dir = find_run(run_id, base_dir)
+    shown: dict[str, Any] | None = None
+    ended_at: float | None = None
+    while True:
+        current = status(run_dir)
+        seen = {k: v for k, v in current.items() if k != "updated_at"}
+        if seen != shown:
+            shown = seen
+            yield current
+        if current.get("state") in TERMINAL_STATES:
+            ended_at = ended_at if ended_at is not None else time.monotonic()
+            if not current.get("alive") or time.monotonic() - ended_at >= SETTLE_S:
+                return
+        time.sleep(poll_s)
 
 
 def wait(run_id: str | os.PathLike[str], *, timeout_s: float | None = None, poll_s: float = 0.5,

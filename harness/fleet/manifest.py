@@ -12,11 +12,15 @@ in each repository in the order of :data:`DATASET_PLACES`) or a **suite** profil
 (``suite``, with optional ``scenarios``, ``tier`` and ``iterations``), in which case every
 provider runs as the scenario agent of its prefix. A repository ``scenarios`` entry with no
 profile of that name is a dataset profile whose dataset has that name (manifests of the
-original tool list scenarios that way).
+original tool list scenarios that way). The manifest, each repository and each profile may
+carry a free-form ``metadata`` mapping, as the original format allows; it is kept with the
+normalised manifest and does not change what runs.
 """
 
 from __future__ import annotations
 
+import ast
+import difflib
 import hashlib
 import json
 import os
@@ -27,7 +31,7 @@ from typing import Any, Iterator
 
 import yaml
 
-from harness.jsonschemas import validate_long_list
+from harness.jsonschemas import SchemaIssue, load_schema, validate_long_list
 from harness.providers.registry import Target, parse_target
 
 MANIFEST_VERSION = "1.0"
@@ -75,6 +79,7 @@ class Profile:
     num_examples: int | None = None
     request_delay_ms: float = 0.0
     settings: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    metadata: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)  # descriptive only
 
 
 @dataclass(frozen=True)
@@ -113,6 +118,7 @@ class Manifest:
     source: str = "<manifest>"
     root: Path = Path(".")
     judge: str | None = None  # global_settings.judge (or bench fleet --judge): none or PROVIDER:MODEL
+    metadata: dict[str, Any] = field(default_factory=dict)  # the manifest's own, descriptive only
 
     @property
     def hash(self) -> str:
@@ -196,6 +202,7 @@ _PROFILE_RULES: dict[str, Any] = {
     "concurrency": lambda v: _is_count(v, 1, 1024),
     "request_delay_ms": lambda v: _is_number(v) and v >= 0,
     "settings": lambda v: _plain_object(v, _SETTINGS_RULES),
+    "metadata": lambda v: type(v) is dict,
 }
 _OUTPUT_RULES: dict[str, Any] = {
     "base_dir": _is_text,
@@ -227,6 +234,7 @@ _TOP_RULES: dict[str, Any] = {
     "fleet_id": lambda v: type(v) is str and _REPO_ID.fullmatch(v) is not None,
     "version": lambda v: v in ("1.0", "1") if type(v) is str else type(v) in (int, float) and v == 1,
     "description": lambda v: type(v) is str,
+    "metadata": lambda v: type(v) is dict,
     "repositories": lambda v: type(v) is list and len(v) > 0,  # each item is checked on its own
     "providers": lambda v: type(v) is list and len(v) > 0 and all(_plain_provider(p) for p in v),
     "scenario_profiles": lambda v: type(v) is dict and all(
@@ -250,6 +258,52 @@ def _schema_issues(document: Any) -> list[Any]:
     return validate_long_list("fleet", document, "repositories", _plain_repository, _plain_top)
 
 
+_UNKNOWN_KEYS = re.compile(r"unknown key\(s\) are not allowed \((.*) (?:was|were) unexpected\)", re.S)
+
+
+def _known_keys(document: Any, where: str) -> tuple[str, ...]:
+    """The keys the schema names for the object at ``where`` (a field path of ``document``)."""
+    schema = load_schema("fleet")
+    defs = schema["$defs"]
+    profiles = document.get("scenario_profiles") if isinstance(document, dict) else None
+    profiles = profiles if isinstance(profiles, dict) else {}
+    if where == "":
+        props = schema["properties"]
+    elif re.fullmatch(r"repositories\[\d+\]", where):
+        props = defs["repository"]["properties"]
+    elif where in ("output", "global_settings"):
+        props = defs["output" if where == "output" else "globalSettings"]["properties"]
+    elif where.startswith("scenario_profiles.") and where[len("scenario_profiles."):] in profiles:
+        props = defs["profile"]["properties"]
+    elif (where.startswith("scenario_profiles.") and where.endswith(".settings")
+          and where[len("scenario_profiles."):-len(".settings")] in profiles):
+        props = defs["settings"]["properties"]
+    else:
+        return ()
+    return tuple(props)
+
+
+def _problem_lines(issue: SchemaIssue, document: Any) -> list[str]:
+    """One problem line per schema issue, and one per unknown key naming it (with the key it
+    looks like a misspelling of)."""
+    where = issue.field or "(top level)"
+    unknown = _UNKNOWN_KEYS.fullmatch(issue.message)
+    if unknown:
+        try:
+            names = ast.literal_eval(f"[{unknown.group(1)}]")
+        except (ValueError, SyntaxError):
+            names = []
+        if names:
+            known = _known_keys(document, issue.field)
+            lines = []
+            for name in names:
+                close = difflib.get_close_matches(str(name), known, n=1, cutoff=0.6)
+                tip = f" (did you mean {close[0]!r}?)" if close else (f" (allowed: {', '.join(known)})" if known else "")
+                lines.append(f"{where}: unknown key {name!r}{tip}")
+            return lines
+    return [f"{where}: {issue.message}"]
+
+
 def load_manifest(path: str | os.PathLike[str], *, base_url: str | None = None, judge: str | None = None) -> Manifest:
     """Read and check the manifest file ``path``; ManifestError lists every problem."""
     path = Path(path)
@@ -266,7 +320,7 @@ def parse_manifest(document: Any, *, source: str = "<manifest>", root: Path | No
     root = (root or Path.cwd()).resolve()
     if judge is not None and isinstance(document, dict):
         document = {**document, "global_settings": {**(document.get("global_settings") or {}), "judge": judge}}
-    problems = [f"{issue.field or '(top level)'}: {issue.message}" for issue in _schema_issues(document)]
+    problems = [line for issue in _schema_issues(document) for line in _problem_lines(issue, document)]
     if not isinstance(document, dict):
         raise ManifestError(source, problems or ["(top level): must be a mapping"])
     if problems:
@@ -349,6 +403,7 @@ def parse_manifest(document: Any, *, source: str = "<manifest>", root: Path | No
         max_retries=int(settings.get("max_retries", DEFAULT_MAX_RETRIES)),
         custom=dict(settings.get("custom") or {}),
         judge=settings.get("judge"),
+        metadata=dict(document.get("metadata") or {}),
         normalized={},
         source=source,
         root=root,
@@ -372,6 +427,7 @@ def _profiles(document: dict[str, Any]) -> dict[str, Profile]:
             num_examples=raw.get("num_examples"),
             request_delay_ms=float(raw.get("request_delay_ms", 0.0)),
             settings=dict(raw.get("settings") or {}),
+            metadata=dict(raw.get("metadata") or {}),
         )
     return out
 
@@ -389,6 +445,8 @@ def normalize(document: dict[str, Any], manifest: Manifest) -> dict[str, Any]:
             out.update({"dataset": p.dataset, "num_examples": p.num_examples})
         else:
             out.update({"suite": p.suite, "scenarios": list(p.scenarios), "tier": p.tier, "iterations": p.iterations})
+        if p.metadata:  # written only when given: manifests without it keep their hash
+            out["metadata"] = p.metadata
         return out
 
     repositories = []
@@ -410,6 +468,7 @@ def normalize(document: dict[str, Any], manifest: Manifest) -> dict[str, Any]:
         "global_settings": {"continue_on_failure": manifest.continue_on_failure, "random_seed": manifest.random_seed,
                             "test_timeout_seconds": manifest.test_timeout_s, "max_retries": manifest.max_retries,
                             "custom": manifest.custom, "judge": manifest.judge},
+        "metadata": manifest.metadata or None,  # written only when given, as a profile's
     })
 
 

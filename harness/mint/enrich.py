@@ -7,6 +7,11 @@ relevance_to_specialist}`` as JSON (one retry when the answer is not valid JSON 
 shape), attach it with ``enriched_at`` and ``model_used``. Entries already enriched are
 skipped unless ``force``. A failed entry keeps its previous state and is reported.
 
+An answer that repeats the placeholders of the requested shape (:data:`REQUESTED_SHAPE`:
+``"one or two sentences"``, ``["..."]``...) instead of describing the document is not an
+enrichment: it is refused like invalid JSON (retried once with the reason, then the entry
+fails), so the placeholders never reach a specialist's system prompt.
+
 The result is written as the next ``<family>/enriched/<version>/enriched-<NNN>.json5``, after
 validating it against the template schema, whenever at least one entry was enriched.
 """
@@ -32,6 +37,16 @@ from harness.specialists import Specialist, validate_template
 
 LIST_FIELDS = ("key_concepts", "use_cases", "relevant_for_tasks", "code_patterns")
 TEXT_FIELDS = ("summary", "relevance_to_specialist")
+
+# The answer asked for, as the prompt shows it: each value is a placeholder saying what to write.
+REQUESTED_SHAPE: dict[str, Any] = {
+    "summary": "one or two sentences",
+    "key_concepts": ["..."],
+    "use_cases": ["..."],
+    "relevant_for_tasks": ["task names from the list above, or short task descriptions"],
+    "code_patterns": ["short code idioms or commands worth reusing"],
+    "relevance_to_specialist": "how this helps the specialist do its job",
+}
 
 DEFAULT_MODELS = {
     "anthropic": "claude-haiku-4-5",
@@ -108,11 +123,27 @@ def build_prompt(specialist: Specialist, doc: dict[str, Any], fetched: FetchedDo
         "---",
         "",
         "Answer with one JSON object and nothing else, with exactly these keys:",
-        '{"summary": "one or two sentences", "key_concepts": ["..."], "use_cases": ["..."], '
-        '"relevant_for_tasks": ["task names from the list above, or short task descriptions"], '
-        '"code_patterns": ["short code idioms or commands worth reusing"], '
-        '"relevance_to_specialist": "how this helps the specialist do its job"}',
+        json.dumps(REQUESTED_SHAPE),
     ])
+
+
+def _placeholder_texts() -> set[str]:
+    texts: set[str] = set()
+    for value in REQUESTED_SHAPE.values():
+        texts.update(_normalised(v) for v in (value if isinstance(value, list) else [value]))
+    return texts
+
+
+def _normalised(text: str) -> str:
+    # Case, spacing, quotes, brackets and end punctuation aside: "One or two sentences." is
+    # the placeholder, and "...", "…" or "<...>" normalise to "".
+    return " ".join(text.replace("\u2026", "...").split()).lower().strip(" \"'`.,;:!?<>[](){}")
+
+
+def is_placeholder(text: str) -> bool:
+    """True when ``text`` says nothing: blank, an ellipsis, or a placeholder of the requested shape."""
+    norm = _normalised(text)
+    return not norm or norm in _placeholder_texts()
 
 
 def parse_enrichment(text: str) -> dict[str, Any]:
@@ -136,17 +167,28 @@ def parse_enrichment(text: str) -> dict[str, Any]:
     if not isinstance(summary, str) or not summary.strip():
         raise InvalidEnrichment("'summary' is missing or empty")
     out: dict[str, Any] = {"summary": summary.strip()}
+    echoed: list[str] = []  # fields that repeat the requested shape instead of filling it in
+    if is_placeholder(summary):
+        echoed.append("summary")
     for key in LIST_FIELDS:
         value = data.get(key, [])
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list):
             raise InvalidEnrichment(f"'{key}' is not a list")
-        out[key] = [str(v).strip() for v in value if str(v).strip()]
+        items = [str(v).strip() for v in value]
+        if items and all(is_placeholder(item) for item in items):
+            echoed.append(key)
+        out[key] = [item for item in items if not is_placeholder(item)]  # a stray "..." among real items
     relevance = data.get("relevance_to_specialist", "")
     if not isinstance(relevance, str):
         raise InvalidEnrichment("'relevance_to_specialist' is not a string")
+    if relevance.strip() and is_placeholder(relevance):
+        echoed.append("relevance_to_specialist")
     out["relevance_to_specialist"] = relevance.strip()
+    if echoed:
+        raise InvalidEnrichment("the answer repeats the placeholders of the requested shape instead of "
+                                f"describing the document ({', '.join(echoed)})")
     return out
 
 

@@ -248,6 +248,8 @@ class BatchRecord:
     metadata: dict[str, Any] = field(default_factory=dict)
     breakdowns: dict[str, Any] = field(default_factory=dict)  # by scenario/agent/model/tier
     runs: list[RunRecord] = field(default_factory=list)
+    #: What its runs are, as the worker reports it: scenario, dataset, mixed, or None (no runs).
+    kind: str | None = None
 
     def to_wire(self) -> dict[str, Any]:
         """The POST /api/results/batch body."""
@@ -275,6 +277,7 @@ class BatchRecord:
             metadata=d.get("metadata") or {},
             breakdowns=d.get("breakdowns") or {},
             runs=[RunRecord.from_wire(r) for r in d.get("runs") or []],
+            kind=d.get("kind"),
         )
 
 

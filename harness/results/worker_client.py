@@ -318,8 +318,10 @@ class WorkerClient(ResultsClient):
             query[_FILTER_ALIASES.get(name, name)] = value
         return [RunRecord.from_wire(r) for r in self._pages("/api/runs", query, limit)]
 
-    def list_batches(self, limit: int = 50) -> list[BatchRecord]:
-        return [BatchRecord.from_wire(b) for b in self._pages("/api/batches", {}, limit)]
+    def list_batches(self, limit: int = 50, kind: str | None = None) -> list[BatchRecord]:
+        """The newest batches; ``kind`` (scenario or dataset) keeps those holding such runs."""
+        query = {"kind": kind} if kind else {}
+        return [BatchRecord.from_wire(b) for b in self._pages("/api/batches", query, limit)]
 
     def _pages(self, path: str, query: dict[str, Any], limit: int) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []

@@ -49,9 +49,8 @@ def tools_dir() -> Path:
     env = os.environ.get(TOOLS_ENV)
     if env:
         return Path(env).expanduser()
-    from harness.results.location import user_data_dir
-
-    return user_data_dir() / "agents"
+    data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(data) / "zebench" / "agents"
 
 
 def install_dir(agent: str, version: str) -> Path:

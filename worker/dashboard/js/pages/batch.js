@@ -1,6 +1,7 @@
-// One batch: aggregates, breakdowns by scenario, agent, model and tier, and its runs with filters.
-import {api, badge, errorBox, fill, fmt, h, link, ready, route, section, setTitle, spinner, statCards, table}
-  from '../core.js';
+// One batch: aggregates, breakdowns by scenario, agent, model and tier, and its runs with filters;
+// while the batch runs, its live progress (cells planned, done, running, ETA), polled in place.
+import {api, badge, errorBox, fill, fmt, h, link, ready, refresh, route, section, setTitle, spinner, statCards,
+        table} from '../core.js';
 import {barChart} from '../charts.js';
 import {passRate, words} from './overview.js';
 
@@ -8,6 +9,9 @@ const RUN_STATUSES = ['completed', 'failed', 'timeout', 'budget_exceeded', 'erro
 const FILTERS = ['status', 'agent', 'scenario', 'model', 'tier'];
 const DIMENSIONS = [['scenario', 'Scenario'], ['agent', 'Agent'], ['model', 'Model'], ['tier', 'Tier']];
 const RUNS_PAGE = 50;
+const LIVE_POLL_MS = 3000; // while the batch runs
+const STALE_POLL_MS = 15000; // while no progress arrives (it may still come)
+const LIVE_STATES = ['running', 'stale'];
 
 function keyText(key) {
   return key === null || key === undefined || key === '' ? '(none)' : String(key);
@@ -79,13 +83,90 @@ function runColumns() {
   ];
 }
 
+function since(ms) {
+  return typeof ms === 'number' && ms < 60_000 ? `${Math.round(ms / 1000)} s` : fmt.ms(ms);
+}
+
+function liveFigures(p) {
+  const eta = p.state !== 'running' ? '—' : typeof p.etaMs === 'number' ? fmt.ms(p.etaMs) : 'after the first cell';
+  return [
+    ['planned', 'Cells planned', typeof p.plannedCells === 'number' ? fmt.int(p.plannedCells) : '—'],
+    ['done', 'Done (stored)', fmt.int(p.done)],
+    ['running', 'Running', fmt.int(p.running)],
+    ['eta', 'ETA', eta],
+  ];
+}
+
+function invocationsTable(invocations) {
+  return table({
+    caption: 'The invocations writing this batch',
+    columns: [
+      {key: 'invocationId', label: 'Invocation', render: (i) => h('code', null, i.invocationId)},
+      {key: 'state', label: 'State', render: (i) => badge(i.state)},
+      {key: 'cells', label: 'Cells', num: true, render: (i) => fmt.int(i.cells)},
+      {key: 'done', label: 'Done', num: true, render: (i) => fmt.int(i.done)},
+      {key: 'running', label: 'Running', num: true, render: (i) => fmt.int(i.running)},
+      {key: 'updated', label: 'Last report', num: true, render: (i) => `${since(i.ageMs)} ago`},
+    ],
+    rows: invocations,
+    rowKey: (i) => i.invocationId,
+  });
+}
+
+/** The live block of a running (or stale) batch: GET /api/batches/:id/progress. */
+function liveView(p) {
+  const planned = typeof p.plannedCells === 'number' && p.plannedCells > 0 ? p.plannedCells : null;
+  const note = p.state === 'stale'
+    ? `No progress reported for ${since(p.ageMs)}: the process writing this batch was most likely stopped or `
+      + `killed. The same bench command with --resume ${p.batchId} completes it.`
+    : `Last report ${since(p.ageMs)} ago; this block refreshes every few seconds.`;
+  return section('Progress',
+    h('div', {class: 'live-progress', 'data-state': p.state, 'aria-live': 'polite'},
+      h('p', {class: 'live-state'}, badge(p.state), ' ', note),
+      h('progress', {class: 'live-bar', max: planned || 1, value: planned ? Math.min(p.done, planned) : 0,
+                     style: {width: '100%'}, 'aria-label': planned ? `${p.done} of ${planned} cells done` : 'cells done'}),
+      h('div', {class: 'cards'}, liveFigures(p).map(([key, label, value]) => h('div', {class: 'card', 'data-figure': key},
+        h('div', {class: 'card-label'}, label), h('div', {class: 'card-value'}, value)))),
+      p.invocations.length > 1 ? invocationsTable(p.invocations) : null,
+      h('p', null, h('button', {type: 'button', class: 'link-button', onclick: () => refresh()},
+                     'Show the runs stored so far'))));
+}
+
+/** Show the batch's progress in ``slot`` and poll it while the batch runs; when it has ended,
+ *  render the page again (its final figures and runs), without reloading it. */
+function followProgress(slot, id, first) {
+  const tick = async () => {
+    if (!slot.isConnected) return; // the page was left
+    let p;
+    try {
+      ({data: p} = await api(`/batches/${encodeURIComponent(id)}/progress`));
+    } catch {
+      setTimeout(tick, STALE_POLL_MS); // the store did not answer: the last figures stay
+      return;
+    }
+    if (!slot.isConnected) return;
+    if (!LIVE_STATES.includes(p.state)) {
+      refresh();
+      return;
+    }
+    fill(slot, liveView(p));
+    setTimeout(tick, p.state === 'running' ? LIVE_POLL_MS : STALE_POLL_MS);
+  };
+  if (!first || !LIVE_STATES.includes(first.state)) return;
+  fill(slot, liveView(first));
+  setTimeout(tick, first.state === 'running' ? LIVE_POLL_MS : STALE_POLL_MS);
+}
+
 route('/batches/:id', async (ctx) => {
   const {root, params, query} = ctx;
   const id = params.id;
   setTitle(id, 'Batch');
   root.append(h('p', {class: 'crumbs'}, link('/batches', '← Batches')), h('h1', null, 'Batch ', h('code', null, id)),
               spinner('Loading the batch…'));
-  const {data: batch} = await api(`/batches/${encodeURIComponent(id)}`, {runs: 0});
+  const [{data: batch}, progress] = await Promise.all([
+    api(`/batches/${encodeURIComponent(id)}`, {runs: 0}),
+    api(`/batches/${encodeURIComponent(id)}/progress`).then(({data}) => data, () => null),
+  ]);
   const b = batch.breakdowns || {};
   const filters = {};
   for (const f of FILTERS) if (query.get(f)) filters[f] = query.get(f);
@@ -99,6 +180,7 @@ route('/batches/:id', async (ctx) => {
   });
   const anyFilter = Object.keys(filters).length > 0;
   const runsSlot = h('div', {class: 'runs'}, spinner('Loading runs…'));
+  const liveSlot = h('div', {class: 'live'});
 
   fill(root, 
     h('p', {class: 'crumbs'}, link('/batches', '← Batches')),
@@ -107,6 +189,7 @@ route('/batches/:id', async (ctx) => {
       batch.completedAt ? `, completed ${fmt.date(batch.completedAt)}` : ', not completed', ' · ',
       link(`/compare?a=${encodeURIComponent(batch.batchId)}`, 'Compare with…'), ' · ',
       link(`/regressions?candidate=${encodeURIComponent(batch.batchId)}`, 'Regressions')),
+    liveSlot,
     statCards([
       {label: 'Runs', value: fmt.int(batch.totalRuns)},
       {label: 'Successful', value: fmt.int(batch.successfulRuns)},
@@ -124,6 +207,7 @@ route('/batches/:id', async (ctx) => {
                                                              {replace: false})}, 'Clear filters') : null),
       runsSlot),
   );
+  followProgress(liveSlot, batch.batchId, progress);
   ready(root);
 
   try {

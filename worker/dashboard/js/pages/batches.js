@@ -1,6 +1,6 @@
 // Batches: search, sort and pages done by the server; all of it in the URL.
 import {api, fill, h, pager, ready, route, setTitle, spinner, table} from '../core.js';
-import {batchColumns} from './overview.js';
+import {batchColumns, kindSwitch} from './overview.js';
 
 const PAGE_SIZE = 25;
 const SORTS = ['createdAt', 'batchId', 'runs', 'passRate', 'avgScore'];
@@ -12,6 +12,7 @@ route('/batches', async (ctx) => {
   const sort = SORTS.includes(query.get('sort')) ? query.get('sort') : 'createdAt';
   const order = query.get('order') === 'asc' ? 'asc' : 'desc';
   const page = Math.max(1, parseInt(query.get('page') || '1', 10) || 1);
+  const kind = ['scenario', 'dataset'].includes(query.get('kind')) ? query.get('kind') : 'all';
 
   const input = h('input', {type: 'search', name: 'q', value: q, placeholder: 'batch id, agent, scenario…',
                             'aria-label': 'Search batches'});
@@ -25,9 +26,9 @@ route('/batches', async (ctx) => {
     ctx.setQuery({q: input.value.trim(), page: null}, {replace: false});
   });
   const results = h('div', {class: 'results'}, spinner('Loading batches…'));
-  root.append(h('h1', null, 'Batches'), form, results);
+  root.append(h('h1', null, 'Batches'), kindSwitch(ctx, kind, null, 'all'), form, results);
 
-  const {data, headers} = await api('/batches', {q, sort, order, offset: (page - 1) * PAGE_SIZE, limit: PAGE_SIZE});
+  const {data, headers} = await api('/batches', {q, sort, order, kind, offset: (page - 1) * PAGE_SIZE, limit: PAGE_SIZE});
   const totalHeader = headers.get('x-total-count');
   const total = totalHeader === null ? null : parseInt(totalHeader, 10);
   fill(results, 

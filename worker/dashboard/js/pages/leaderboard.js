@@ -9,7 +9,8 @@ import {
   answerInto,
 } from './shared_b.js';
 
-const KEYS = ['by', 'suite', 'batchId', 'since'];
+const KEYS = ['by', 'kind', 'suite', 'batchId', 'since'];
+const KIND_OPTIONS = [{value: 'scenario', label: 'scenario runs'}, {value: 'dataset', label: 'dataset requests'}];
 const SORTS = {
   rank: (r) => r.rankBest * 1000 + r.rankWorst,
   entry: (r) => r.entry,
@@ -27,9 +28,10 @@ route('/leaderboard', async (ctx) => {
   setPageTitle('Leaderboard');
   const values = queryValues(query, KEYS);
   const by = values.by || 'agent';
+  const kind = values.kind === 'dataset' ? 'dataset' : 'scenario';
   const problem = byProblem(values.by) || sinceProblem(values.since);
   // Both requests at once; the leaderboard is not asked for with a filter the API would refuse.
-  const pending = problem ? null : api('/leaderboard', {by, suite: values.suite, batchId: values.batchId,
+  const pending = problem ? null : api('/leaderboard', {by, kind, suite: values.suite, batchId: values.batchId,
                                                          since: values.since}).then((r) => r, (err) => ({err}));
   const batches = await recentBatches();
   root.append(...heading('Leaderboard',
@@ -39,11 +41,14 @@ route('/leaderboard', async (ctx) => {
     name: 'leaderboard filters',
     fields: [
       {name: 'by', label: 'Rank by', type: 'select', options: BY_OPTIONS},
+      {name: 'kind', label: 'Runs', type: 'select', options: KIND_OPTIONS},
       ...scopeFields(batches),
     ],
-    values: {...values, by},
-    onSubmit: (v) => ctx.setQuery({...v, by: v.by === 'agent' ? '' : v.by}, {replace: false}),
-    onReset: () => ctx.setQuery({by: '', suite: '', batchId: '', since: '', sort: '', order: ''}, {replace: false}),
+    values: {...values, by, kind},
+    onSubmit: (v) => ctx.setQuery({...v, by: v.by === 'agent' ? '' : v.by, kind: v.kind === 'scenario' ? '' : v.kind},
+                                  {replace: false}),
+    onReset: () => ctx.setQuery({by: '', kind: '', suite: '', batchId: '', since: '', sort: '', order: ''},
+                                {replace: false}),
   }));
   if (problem) {
     root.append(filterError(problem));

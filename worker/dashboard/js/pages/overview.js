@@ -15,13 +15,41 @@ export function passRate(successful, total) {
   return total ? successful / total : null;
 }
 
+/** Whether a batch holds dataset requests (`bench dataset`) rather than scenario runs. */
+export function isDataset(b) {
+  return b.kind === 'dataset' || (b.metadata || {}).kind === 'dataset';
+}
+
+function datasetName(meta) {
+  const d = meta.dataset;
+  if (d && typeof d === 'object') return d.ref || d.name || '';
+  return words(d);
+}
+
+/** The scenario / dataset switch of a page: links that keep the rest of the query
+ * (``fallback``: the kind the page shows when the URL names none). */
+export function kindSwitch(ctx, kind, counts, fallback = 'scenario') {
+  const label = {scenario: 'Scenario runs', dataset: 'Dataset requests', all: 'Both'};
+  return h('nav', {class: 'kind-switch', 'aria-label': 'Kind of run'},
+    ['scenario', 'dataset', 'all'].map((k) => {
+      const n = counts && k !== 'all' ? ` (${fmt.int(counts[k] || 0)})` : '';
+      return k === kind
+        ? h('strong', {'aria-current': 'true'}, label[k] + n)
+        : h('a', {href: '#', onclick: (e) => { e.preventDefault(); ctx.setQuery({kind: k === fallback ? null : k, page: null}, {replace: false}); }},
+            label[k] + n);
+    }).flatMap((el, i) => (i ? [' · ', el] : [el])));
+}
+
 /** Columns of a batch list (overview and batches pages). */
 export function batchColumns({sortable = false} = {}) {
   return [
     {key: 'batchId', label: 'Batch', sortable, render: (b) => link(`/batches/${encodeURIComponent(b.batchId)}`, b.batchId)},
     {key: 'createdAt', label: 'Created', sortable, render: (b) => h('span', {title: fmt.date(b.createdAt)}, fmt.ago(b.createdAt))},
-    {key: 'agents', label: 'Agents', render: (b) => words((b.metadata || {}).agent)},
-    {key: 'scenarios', label: 'Scenarios', render: (b) => words((b.metadata || {}).scenario, 2)},
+    {key: 'kind', label: 'Kind', render: (b) => b.kind || '—'},
+    {key: 'agents', label: 'Agents / models', render: (b) => (isDataset(b) ? words((b.metadata || {}).targets, 2)
+                                                                            : words((b.metadata || {}).agent))},
+    {key: 'scenarios', label: 'Scenarios / dataset', render: (b) => (isDataset(b) ? datasetName(b.metadata || {})
+                                                                                 : words((b.metadata || {}).scenario, 2))},
     {key: 'runs', label: 'Runs', num: true, sortable, render: (b) => fmt.int(b.totalRuns)},
     {key: 'passRate', label: 'Pass rate', num: true, sortable,
      render: (b) => `${fmt.pct(passRate(b.successfulRuns, b.totalRuns))} (${fmt.int(b.successfulRuns)})`},
@@ -63,18 +91,21 @@ function regressionsBlock(data) {
 }
 
 route('/', async (ctx) => {
-  const {root} = ctx;
+  const {root, query} = ctx;
   setTitle('Overview');
+  const kind = ['dataset', 'all'].includes(query.get('kind')) ? query.get('kind') : 'scenario';
   root.append(h('h1', null, 'Overview'), spinner('Loading the totals…'));
-  const {data} = await api('/overview', {days: 30});
+  const {data} = await api('/overview', {days: 30, kind});
   const t = data.totals || {};
   const timeline = data.timeline || [];
   const hasScores = timeline.some((d) => typeof d.avgScore === 'number');
   const scoreMax = Math.max(1, ...timeline.map((d) => (typeof d.avgScore === 'number' ? d.avgScore : 0)));
+  const noun = kind === 'dataset' ? 'Requests' : 'Runs';
   fill(root, 
     h('h1', null, 'Overview'),
+    kindSwitch(ctx, kind, data.runsByKind),
     statCards([
-      {label: 'Runs', value: fmt.int(t.totalRuns)},
+      {label: noun, value: fmt.int(t.totalRuns)},
       {label: 'Pass rate', value: fmt.pct(passRate(t.successfulRuns, t.totalRuns)),
        hint: `${fmt.int(t.successfulRuns)} successful`},
       {label: 'Mean score', value: fmt.score(t.avgScore), hint: `weighted ${fmt.score(t.avgWeightedScore)}`},
