@@ -193,12 +193,11 @@ def test_item10_check_catches_an_oracle_that_fails_an_echo_that_passes_and_hidde
     _nothing_stored(lab)
 
 
-def test_item10_check_fails_a_careless_patch_that_passes_or_does_not_apply(lab):
+def test_item10_check_fails_a_careless_patch_that_passes(lab):
     suites = lab / "suites"
     make_scenario(suites, "good", "add-one", yaml_text=SOUND_YAML, hidden=HIDDEN)
     (lab / "whole.patch").write_text(patch_of("calc.py", BUGGY, FIXED))
     (lab / "careless.patch").write_text(patch_of("calc.py", BUGGY, CARELESS))
-    (lab / "stale.patch").write_text(patch_of("calc.py", "def add_one(x):\n    return x - 7\n", FIXED))
 
     passes = bench("check", "good/add-one", "--careless", "whole.patch", "--sandbox", "none")
     assert passes.exit_code == 1, passes.output
@@ -213,10 +212,25 @@ def test_item10_check_fails_a_careless_patch_that_passes_or_does_not_apply(lab):
     careless = check_scenario(target, CheckOptions(sandbox="none", careless=(lab / "careless.patch").read_text()))
     assert careless[-1].check == "careless fix fails" and careless[-1].status == "pass", careless[-1]
     assert "hidden_tests 0.50" in careless[-1].detail
-    stale = check_scenario(target, CheckOptions(sandbox="none", careless=(lab / "stale.patch").read_text(),
-                                                careless_name="stale.patch"))
-    assert stale[-1].status == "fail" and "stale.patch does not apply to the fixture (git apply" in stale[-1].detail
     _nothing_stored(lab)
+
+
+def test_item10_a_careless_patch_that_does_not_apply_is_the_agent_s_error(tmp_path, make_sandbox):
+    from harness.agents.base import AgentContext
+    from harness.scaffold import PatchAgent, judge_careless
+
+    (tmp_path / "calc.py").write_text(BUGGY)
+    stale = patch_of("calc.py", "def add_one(x):\n    return x - 7\n", FIXED)
+    result = PatchAgent(patch=stale, patch_name="stale.patch").run(AgentContext(prompt="p", sandbox=make_sandbox()))
+    assert result.status == "error" and "stale.patch does not apply to the fixture (git apply" in result.error
+    assert (tmp_path / "calc.py").read_text() == BUGGY
+    record = RunRecord(run_id="r", suite="s", scenario="n", tier="L1", agent="careless-patch", status="error",
+                       failure_class="agent", metadata={"agentStatus": "error", "agentError": result.error})
+    verdict = judge_careless("s/n", record)
+    assert verdict.status == "fail" and "does not apply" in verdict.detail
+
+    applied = PatchAgent(patch=patch_of("calc.py", BUGGY, FIXED)).run(AgentContext(prompt="p", sandbox=make_sandbox()))
+    assert applied.status == "completed" and (tmp_path / "calc.py").read_text() == FIXED
 
 
 def test_item10_check_searches_several_suites_dirs_and_the_shipped_ones(lab, tmp_path, monkeypatch):
