@@ -28,7 +28,7 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -448,9 +448,9 @@ class PatchAgent:
         transcript: list[dict[str, Any]] = [{"role": "user", "content": ctx.prompt}]
         if not self.patch:
             return AgentResult(status="error", error="no patch to apply", cost_usd=0.0, transcript=transcript)
-        data = self.patch.encode("utf-8")
-        # git must not take a repository around the workspace for the project (paths would be
-        # read from that repository's root).
+        data = self.patch.encode("utf-8", "surrogateescape")  # as read: any bytes the file held
+        # git must not take a repository enclosing the workspace for the project's (it would
+        # read the patch's paths from that repository's root).
         inner = ctx.sandbox.inner_workspace.rstrip("/") or "/"
         env = {"GIT_CEILING_DIRECTORIES": posixpath.dirname(inner) or "/"}
         timeout = max(1.0, min(120.0, ctx.remaining_s()))

@@ -216,7 +216,10 @@ def test_leaderboard_ranks_with_intervals_on_common_scenarios_only():
     assert rows["strong"]["scoreInterval"][0] < rows["strong"]["meanScore"] < rows["strong"]["scoreInterval"][1]
     lo, hi = rows["weak"]["successInterval"]
     assert 0 <= lo <= rows["weak"]["successRate"] <= hi <= 1
-    assert rows["weak"]["compositeParts"]["cost"] == 1.0 and rows["strong"]["compositeParts"]["cost"] == 0.4
+    # Cost per success: the weak agent paid less per run but never succeeded.
+    assert rows["weak"]["successes"] == 0 and rows["weak"]["compositeParts"]["cost"] == 0.0
+    assert rows["strong"]["compositeParts"]["cost"] == pytest.approx(
+        min(1.0, rows["strong-too"]["costPerSuccessUsd"] / rows["strong"]["costPerSuccessUsd"]), abs=1e-6)
     assert rows["strong"]["costPerSuccessUsd"] == pytest.approx(0.05 * 16 / rows["strong"]["successes"])
     assert [r["entry"] for r in board["entries"]][-1] == "weak"
 

@@ -135,3 +135,33 @@ def test_node_canaries_run_in_commonjs_and_es_modules(tmp_path, layout):
                                                    "retries until it succeeds") if m in files[rel]}
     forged = [CaseResult(c.classname, c.name, "passed") for c in cases]
     assert any("must fail" in e for e in canaries.check(forged)[1])
+
+
+NODE_TESTS_IMPORTING_MISSING = """\
+const test = require('node:test');
+const assert = require('node:assert');
+const { MERGE_OPTIONS } = require('../src/merge-options.js');
+test('merges nested keys', () => { assert.ok(MERGE_OPTIONS.deep); });
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_a_node_test_file_that_throws_while_loading_is_no_evidence(tmp_path):
+    # The hidden tests import what the untouched fixture lacks: node reports the file as one
+    # failed case named by its path, and its canaries never ran. That is a failing run, not a
+    # forged one.
+    rel = "test/merge-hidden.test.js"
+    copy, hidden = _tree(tmp_path, {rel: NODE_TESTS_IMPORTING_MISSING, "src/merge.js": "module.exports = {};\n",
+                                    "test/other.test.js": "require('node:test')('other passes', () => {});\n"})
+    canaries = plant(copy, hidden, "node", "node --test test/", random.Random(7))
+    assert canaries.canaries
+    report = tmp_path / "node.xml"
+    subprocess.run(["node", "--test", "--test-reporter=junit", f"--test-reporter-destination={report}", "test/"],
+                   cwd=copy, capture_output=True)
+    cases = parse_cases(report)
+    assert any(c.name.endswith(rel) and c.outcome == "failed" for c in cases), cases
+    real, evidence = canaries.check(cases)
+    assert evidence == []
+    # Dropping the canaries from a report of a file that did load is still caught.
+    loaded = [CaseResult("test", "merges nested keys", "passed"), CaseResult("test", "other passes", "passed")]
+    assert any("missing" in e for e in canaries.check(loaded)[1])

@@ -68,8 +68,8 @@ def test_only_the_cli_talks_to_the_terminal():
         assert {m for m in _importers(lib) if not m.startswith("harness.cli")} == set(), lib
 
 
-def test_the_runner_is_imported_only_by_the_run_command_and_the_fleet_and_the_plan_not_at_all():
-    assert _importers("harness.runner") == {"harness.cli.run_cmd", "harness.fleet.execute"}
+def test_the_runner_is_imported_only_by_the_run_command_the_fleet_and_bench_check_and_the_plan_not_at_all():
+    assert _importers("harness.runner") == {"harness.cli.run_cmd", "harness.fleet.execute", "harness.scaffold"}
     assert not any(n.startswith("harness.runner") for n in IMPORTS["harness.plan"])
 
 

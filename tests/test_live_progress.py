@@ -331,6 +331,55 @@ def test_item9_progress_that_cannot_be_reported_never_fails_the_run(oracle_batch
     assert read_progress(root / "bench.db", "quiet")["state"] is None
 
 
+class Recording:
+    """A client whose transport records the progress reports and takes them all."""
+
+    def __init__(self) -> None:
+        self.reports: list[tuple[float, dict[str, Any]]] = []
+        self.transport = self
+
+    def verify(self) -> None:
+        pass
+
+    def request(self, method: str, path: str, **kw: Any) -> TransportResponse:
+        assert (method, path) == ("POST", "/api/batches/b%2F1/progress")
+        self.reports.append((time.monotonic(), kw["body"]))
+        return TransportResponse(200, {"success": True})
+
+
+def test_item9_reports_beat_while_idle_and_a_burst_of_changes_is_one_report():
+    from harness.results.progress import ProgressReporter
+
+    client = Recording()
+    reporter = ProgressReporter(client, "b/1", "inv", cells=60, planned=60, heartbeat_s=1.5).start()
+    wait_for(lambda: client.reports, timeout=5)  # the start, at once
+    assert client.reports[0][1]["state"] == "running" and client.reports[0][1]["done"] == 0
+    time.sleep(3.2)  # idle: a heartbeat every 1.5 s
+    idle = len(client.reports)
+    assert 2 <= idle <= 4
+    for _ in range(40):  # a burst of cells starting and ending
+        reporter.cell_started()
+        reporter.cell_ended()
+    reporter.cell_started()
+    time.sleep(1.3)
+    assert len(client.reports) - idle <= 2  # not one report per change
+    latest = client.reports[-1][1]
+    assert (latest["done"], latest["running"], latest["cells"], latest["plannedCells"]) == (40, 1, 60, 60)
+    reporter.cell_ended()
+    reporter.finish("interrupted")
+    reporter.finish("finished")  # once only
+    final = client.reports[-1][1]
+    assert (final["state"], final["done"], final["running"]) == ("interrupted", 41, 0)
+    assert sum(1 for _, body in client.reports if body["state"] != "running") == 1
+    sequences = [body["sequence"] for _, body in client.reports]
+    assert sequences == sorted(set(sequences))  # each report newer than the one before
+    gaps = [b[0] - a[0] for a, b in zip(client.reports, client.reports[1:-1])]
+    assert min(gaps) >= 0.9  # at most one report a second (the final one is sent at once)
+    count = len(client.reports)
+    time.sleep(1.6)
+    assert len(client.reports) == count  # the heartbeat stopped with the end
+
+
 # --------------------------------------------------------------------------- the dashboard
 
 def test_item9_the_batch_page_follows_a_batch_being_written(tmp_path):

@@ -257,6 +257,9 @@ def test_item10_check_searches_several_suites_dirs_and_the_shipped_ones(lab, tmp
     assert no_shipped.exit_code == 2 and "unknown suite 'py-bugs'" in no_shipped.stderr
     assert "available: alpha" in no_shipped.stderr
 
+    repeated = bench("check", "nosuch", "--suites-dir", str(first), "--suites-dir", str(second), "--no-shipped")
+    assert repeated.exit_code == 2 and "available: alpha, beta" in repeated.stderr
+
     # The environment variable is a list too, and the command checks scenarios from both.
     monkeypatch.setenv("ZE_BENCHMARKS_SUITES_DIR", joined)
     both = bench("check", "alpha/add-one", "beta", "--sandbox", "none")

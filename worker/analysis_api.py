@@ -208,22 +208,33 @@ async def regressions_route(db: Storage, query: dict[str, str], now_ms: int) -> 
     scope = _filters(query, now_ms, ("agent", "model", "suite", "since"))
     # The latest batches of an agent are its scenario batches unless asked otherwise.
     scope["kind"] = store.parse_kind(query.get("kind"), "scenario") or "all"
+    sides: dict[str, dict[str, str]] = {"baseline": {}, "candidate": {}}
     if query.get("baseline") or query.get("candidate"):
         if not (query.get("baseline") and query.get("candidate")):
             raise HttpError(400, "baseline and candidate go together", "baseline=BATCH&candidate=BATCH")
-        baseline_id, candidate_id = query["baseline"], query["candidate"]
+        for name in sides:
+            # BATCH, or BATCH narrowed by filters as `bench compare` takes it (BATCH,agent=oracle).
+            side = _parse_side(query[name], name)
+            if "batchId" not in side:
+                raise HttpError(400, f"invalid {name}", f"{query[name]!r}: a batch id first (BATCH or BATCH,agent=NAME)")
+            if "since" in side or "until" in side:
+                raise HttpError(400, f"invalid {name}", "since and until narrow the history: give them on their own")
+            sides[name] = side
+        baseline_id, candidate_id = sides["baseline"]["batchId"], sides["candidate"]["batchId"]
     elif query.get("agent"):
         found = await latest_batches(db, scope)
         if len(found) < 2:
             raise HttpError(404, "not enough batches", f"{len(found)} batch(es) match {scope}; two are needed")
         candidate_id, baseline_id = found
+        sides = {"baseline": {"batchId": baseline_id}, "candidate": {"batchId": candidate_id}}
     else:
         raise HttpError(400, "missing baseline", "baseline=BATCH&candidate=BATCH, or agent=NAME[&since=30d]")
     narrow = {k: v for k, v in scope.items() if k in ("suite",)}
-    baseline, _ = await load_runs(db, {**narrow, "batchId": baseline_id})
-    candidate, _ = await load_runs(db, {**narrow, "batchId": candidate_id})
+    baseline, _ = await load_runs(db, {**narrow, **sides["baseline"]})
+    candidate, _ = await load_runs(db, {**narrow, **sides["candidate"]})
     if not baseline or not candidate:
-        missing = baseline_id if not baseline else candidate_id
+        missing = query.get("baseline") if not baseline else query.get("candidate")
+        missing = missing or (baseline_id if not baseline else candidate_id)
         raise HttpError(404, "batch not found", f"no runs in batch {missing}")
     history: list[dict[str, Any]] = []
     for config_hash in sorted({str(r.get("configHash")) for r in baseline if r.get("configHash")}):

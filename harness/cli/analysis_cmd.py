@@ -218,8 +218,8 @@ def leaderboard(by: str, suite: str | None, since: str | None, agent: str | None
 
 
 @click.command("regressions")
-@click.option("--baseline", default=None, metavar="BATCH", help="The batch to compare against.")
-@click.option("--candidate", default=None, metavar="BATCH", help="The batch under test.")
+@click.option("--baseline", default=None, metavar="BATCH", help="The batch to compare against (BATCH, or BATCH,agent=NAME as compare takes it).")
+@click.option("--candidate", default=None, metavar="BATCH", help="The batch under test (BATCH or BATCH,agent=NAME).")
 @click.option("--agent", default=None, help="Instead of batches: this agent's two latest batches.")
 @click.option("--model", default=None, help="With --agent: only this model's batches.")
 @click.option("--suite", default=None, help="Only scenarios of this suite.")
@@ -236,14 +236,18 @@ def regressions(baseline: str | None, candidate: str | None, agent: str | None, 
 
     Each scenario-tier gets a noise band from its history (runs at the baseline's config
     hash); it is `regressed` or `improved` only when the difference lies outside the band
-    and is significant after correction (Benjamini-Hochberg). `flaky`: runs at one
-    configuration both passed and failed; `inconclusive`: outside the band but not
-    significant, or too few runs to test; `new`/`missing`: ran on one side only. Severity comes from the effect size (Hedges' g: minor < 0.5 <= moderate <
-    0.8 <= major).
+    and is significant after correction (Benjamini-Hochberg). `inconclusive`: outside the
+    band but not significant, or too few runs to test, with the runs a side that would
+    decide it; `flaky`: inside the band while runs at one configuration both passed and
+    failed; `new`/`missing`: ran on one side only. Severity comes from the effect size
+    (Hedges' g: minor < 0.5 <= moderate < 0.8 <= major).
+
+    A side is a batch id, or a batch narrowed as `bench compare` takes it (BATCH,agent=NAME).
 
     \b
     Examples:
       bench regressions --baseline nightly-41 --candidate nightly-42
+      bench regressions --baseline nightly-42,agent=oracle --candidate nightly-43,agent=oracle
       bench regressions --agent anthropic --since 30d --fail-on moderate
     """
     if (baseline is None) != (candidate is None):
@@ -264,7 +268,7 @@ def regressions(baseline: str | None, candidate: str | None, agent: str | None, 
         console.print(f"Baseline {result['baseline']}, candidate {result['candidate']}", highlight=False)
         table = Table(title="Scenarios")
         for col in ("scenario", "tier", "entry", "status", "severity", "baseline", "candidate", "difference",
-                    "band", "p (BH)", "runs b/c/history"):
+                    "band", "p (BH)", "runs b/c/history", "runs to decide"):
             table.add_column(col, justify="left" if col in ("scenario", "tier", "entry", "status", "severity")
                              else "right", overflow="fold")
         order = {s: i for i, s in enumerate(("regressed", "improved", "flaky", "inconclusive", "new", "missing",
@@ -275,7 +279,8 @@ def regressions(baseline: str | None, candidate: str | None, agent: str | None, 
                           if r["status"] in styles else r["status"], r.get("severity") or "-",
                           _num(r["baselineMean"]), _num(r["candidateMean"]), _num(r.get("difference")),
                           _num(r.get("band")), _p(r.get("pAdjusted")),
-                          f"{r['baselineRuns']}/{r['candidateRuns']}/{r['historyRuns']}")
+                          f"{r['baselineRuns']}/{r['candidateRuns']}/{r['historyRuns']}",
+                          str(r["runsNeeded"]) if r.get("runsNeeded") else "-")
         console.print(table)
         counts = ", ".join(f"{n} {s}" for s, n in result["counts"].items() if n)
         console.print(f"{counts or 'nothing to compare'}; worst regression: {result['worst'] or 'none'}",

@@ -110,7 +110,7 @@ class ProgressReporter:
                 self._send("running", 1.0)
             if not self.enabled:
                 return
-            self._changed.wait(self.heartbeat_s)
+            self._changed.wait(max(0.0, self.heartbeat_s - MIN_GAP_S))
             if self._stop.is_set() or self._stop.wait(MIN_GAP_S):  # changes within a second: one report
                 return
 

@@ -19,12 +19,15 @@ Rules:
   whose intervals overlap share a range (``1-3``): the data cannot order them.
 - **Composite** (the weights of the benchmarking specification): accuracy 0.30, speed 0.20,
   efficiency 0.20, cost 0.15, reliability 0.15, each normalised to [0, 1]:
-  accuracy = mean score; speed = fastest median duration / this entry's; efficiency =
-  fewest mean tokens per run / this entry's; cost = cheapest mean cost per run / this
-  entry's (1 for an entry that spent nothing); reliability = 1 - the share of its runs that
-  ended without a verdict (error, timeout, budget exceeded). A component an entry has no
-  data for is left out and the remaining weights are rescaled (``compositeParts`` says
-  which). The composite orders entries for a glance; the score interval says what is known.
+  accuracy = mean score; speed, efficiency and cost are what one success took (total
+  duration, tokens or cost over the successes), the best entry's over this entry's: 0 for
+  an entry that spent something and got no success, 1 for successes that spent nothing;
+  reliability = 1 - the share of its runs that ended without a verdict (error, timeout,
+  budget exceeded). A component an entry has no data for is left out and the remaining
+  weights are rescaled (``compositeParts`` says which). An entry with no success is never
+  above one with successes: its composite is capped at the lowest of theirs
+  (``compositeCapped``). The composite orders entries for a glance; the score interval says
+  what is known.
 """
 
 from __future__ import annotations
@@ -163,6 +166,13 @@ def leaderboard(runs: Sequence[dict[str, Any]], by: Sequence[str] = ("agent",), 
             "medianDurationS": _r(stats.percentile(durations, 50)) if durations else None,
             "meanTokens": _r(stats.mean(tokens)) if tokens else None,
             "reliability": _r(1 - no_verdict / len(used)) if used else None,
+            # What one success took: the composite's speed, efficiency and cost parts.
+            "_per_success": {
+                "speed": (math.fsum(durations) / successes if successes else math.inf) if durations else None,
+                "efficiency": (math.fsum(tokens) / successes if successes else math.inf) if tokens else None,
+                "cost": (math.fsum(known_costs) / successes if successes else math.inf)
+                if known_costs and len(known_costs) == len(costs) else None,
+            },
         })
     _composite(rows)
     _rank_ranges(rows)
@@ -172,23 +182,36 @@ def leaderboard(runs: Sequence[dict[str, Any]], by: Sequence[str] = ("agent",), 
 
 
 def _composite(rows: list[dict[str, Any]]) -> None:
-    def best(key: str) -> float | None:
-        values = [r[key] for r in rows if r[key] is not None and r[key] > 0]
+    def best(part: str) -> float | None:
+        values = [r["_per_success"][part] for r in rows
+                  if r["_per_success"][part] is not None and 0 < r["_per_success"][part] < math.inf]
         return min(values) if values else None
 
-    fastest, leanest, cheapest = best("medianDurationS"), best("meanTokens"), best("meanCostUsd")
+    lowest = {part: best(part) for part in ("speed", "efficiency", "cost")}
     for row in rows:
-        parts = {
-            "accuracy": row["meanScore"],
-            "speed": _ratio_to_best(row["medianDurationS"], fastest),
-            "efficiency": _ratio_to_best(row["meanTokens"], leanest) if row["meanTokens"] else None,
-            "cost": 1.0 if row["meanCostUsd"] == 0 else _ratio_to_best(row["meanCostUsd"], cheapest),
-            "reliability": row["reliability"],
-        }
+        per_success = row.pop("_per_success")
+        parts: dict[str, float | None] = {"accuracy": row["meanScore"]}
+        for part in ("speed", "efficiency", "cost"):
+            value = per_success[part]
+            if value is None:
+                parts[part] = None  # no data: left out, the other weights rescaled
+            elif value == math.inf:
+                parts[part] = 0.0  # spent time, tokens or money and got no success
+            elif value == 0:
+                parts[part] = 1.0  # a success that spent nothing
+            else:
+                parts[part] = _ratio_to_best(value, lowest[part])
+        parts["reliability"] = row["reliability"]
         present = {k: v for k, v in parts.items() if v is not None}
         weight = math.fsum(WEIGHTS[k] for k in present)
         row["compositeParts"] = {k: _r(v) for k, v in parts.items()}
         row["composite"] = _r(math.fsum(WEIGHTS[k] * v for k, v in present.items()) / weight) if weight else None
+    # An entry with no success never goes above one with successes on the same cells.
+    floor = [r["composite"] for r in rows if r["successes"] and r["composite"] is not None]
+    for row in rows:
+        if not row["successes"] and floor and row["composite"] is not None and row["composite"] > min(floor):
+            row["composite"] = min(floor)
+            row["compositeCapped"] = True
 
 
 def _rank_ranges(rows: list[dict[str, Any]]) -> None:

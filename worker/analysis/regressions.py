@@ -21,10 +21,13 @@ the baseline's:
   always fails) the t statistic is unbounded; the exact rank test of two samples that do not
   overlap is used instead: p = 2 / C(n_ref + n_cand, n_cand).
 - ``regressed`` / ``improved``: the difference lies outside the band (when there is one) *and*
-  is significant after correction. ``flaky``: not that, and runs at one configuration (in the
-  history, the baseline or the candidate) both passed and failed. ``inconclusive``: a
-  difference outside the band (or with no band to judge it by) that is not significant, or
-  too few runs to test it. ``unchanged``: a difference inside the band, or none. ``new`` / ``missing``:
+  is significant after correction. ``inconclusive``: a difference outside the band (or with
+  no band to judge it by) that is not significant, or too few runs to test it; ``runsNeeded``
+  says how many runs a side would detect it (two-sample, 80% power, the spread pooled from
+  both sides). ``flaky``: a difference inside the band, or none, while runs at one
+  configuration (in the history, the baseline or the candidate) both passed and failed: the
+  noise is the story, not the change. ``unchanged``: a difference inside the band, or none,
+  with no such mixed outcomes. ``new`` / ``missing``:
   the scenario ran on one side only.
 - **Severity** of a regression or improvement, from the effect size (Hedges' g): ``minor``
   below 0.5, ``moderate`` below 0.8, ``major`` from 0.8 (and when the runs of each side are
@@ -109,6 +112,21 @@ def _test(reference: list[float], candidate: list[float]) -> tuple[float | None,
     return result.p_value, "welch_t"
 
 
+def _runs_needed(diff: float, reference: list[float], candidate: list[float], alpha: float) -> int | None:
+    """Runs a side for a two-sample test to detect ``diff`` at 80% power, with the spread pooled
+    from both sides (None when neither side varies, or there is no difference)."""
+    spreads = [v for v in (stats.variance(reference), stats.variance(candidate)) if v is not None]
+    if not diff or not spreads:
+        return None
+    sd = math.sqrt(sum(spreads) / len(spreads))
+    if sd == 0.0:
+        return None
+    try:
+        return stats.runs_needed(abs(diff), sd, alpha=alpha, paired=False)
+    except ValueError:
+        return None
+
+
 def regressions(baseline: Sequence[dict[str, Any]], candidate: Sequence[dict[str, Any]],
                 history: Sequence[dict[str, Any]] = (), alpha: float = ALPHA) -> dict[str, Any]:
     base, base_excluded = split_counted(baseline)
@@ -150,7 +168,8 @@ def regressions(baseline: Sequence[dict[str, Any]], candidate: Sequence[dict[str
         row["test"] = test_name
         row.update(difference=_r(diff), band=_r(band), p=_r(p, 8), pAdjusted=None,
                    effectSize=None if g is None else (_r(g) if math.isfinite(g) else None),
-                   severity=None, _g=g, _mixed=_mixed(b_runs) or _mixed(c_runs) or _mixed(h_runs))
+                   severity=None, _g=g, _mixed=_mixed(b_runs) or _mixed(c_runs) or _mixed(h_runs),
+                   _need=_runs_needed(diff, reference, c, alpha))  # type: ignore[arg-type]
         rows.append(row)
     tested = [i for i, r in enumerate(rows) if r.get("p") is not None]
     for i, adjusted in zip(tested, stats.benjamini_hochberg([rows[i]["p"] for i in tested]) if tested else []):
@@ -164,16 +183,24 @@ def regressions(baseline: Sequence[dict[str, Any]], candidate: Sequence[dict[str
         if diff and outside and significant:
             row["status"] = "regressed" if diff < 0 else "improved"
             row["severity"] = severity(row["_g"])
-        elif row["_mixed"]:
-            row["status"] = "flaky"
         elif diff and outside:
+            # A difference the noise does not explain, not (yet) significant: more runs decide it.
             row["status"] = "inconclusive"
-            row["note"] = ("too few runs a side to test the difference (two at least)" if row["p"] is None else
-                           "outside the noise band but not significant after correction: more runs would tell")
+            row["runsNeeded"] = row["_need"]
+            if row["p"] is None:
+                row["note"] = "too few runs a side to test the difference (two at least)"
+            else:
+                row["note"] = "outside the noise band but not significant after correction"
+            if row["_need"] is not None:
+                row["note"] += f"; about {row['_need']} runs a side would decide it"
+        elif row["_mixed"]:
+            # Inside the noise band, and the runs at one configuration both passed and failed.
+            row["status"] = "flaky"
         else:
             row["status"] = "unchanged"
         row.pop("_g", None)
         row.pop("_mixed", None)
+        row.pop("_need", None)
     counts = {s: sum(1 for r in rows if r["status"] == s) for s in STATUSES}
     return {"alpha": alpha, "scenarios": rows, "counts": counts,
             "excluded": {"baseline": base_excluded, "candidate": cand_excluded},
