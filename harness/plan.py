@@ -220,6 +220,9 @@ class Plan:
     iterations: int  # per group, as asked
     shard: tuple[int, int] | None = None
     planned: int = 0  # cells of the whole plan, before sharding, resuming or retrying
+    #: Which cells the whole plan holds (a digest of their keys): invocations sharing a batch
+    #: with different plans (one agent each, say) are told apart from shards of one plan.
+    plan_key: str | None = None
     notes: list[str] = field(default_factory=list)  # what resume/retry/shard decided, for the console
 
     @property
@@ -272,7 +275,17 @@ def build_plan(scenarios: Sequence[Scenario], tiers: Sequence[str], agents: Sequ
             spec = specialist.for_scenario(scenario) if specialist is not None else None
             for choice in choices:
                 groups.append(Group(scenario, prompt, choice.agent, choice.model, spec, list(range(iterations))))
-    return Plan(batch_id=batch_id, groups=groups, iterations=iterations, planned=len(groups) * iterations)
+    plan = Plan(batch_id=batch_id, groups=groups, iterations=iterations, planned=len(groups) * iterations)
+    plan.plan_key = plan_digest(plan)
+    return plan
+
+
+def plan_digest(plan: Plan) -> str:
+    """A short digest of the keys of every cell of ``plan`` (order does not matter)."""
+    import hashlib
+
+    keys = sorted(cell.key for cell in plan.cells)
+    return hashlib.sha256("\n".join(keys).encode("utf-8")).hexdigest()[:16]
 
 
 def describe_cell_metadata(group: Group, iteration: int) -> dict[str, Any]:
@@ -426,6 +439,7 @@ class Completeness:
 
     planned: int | None  # cells of the plan; None when invocations planned differently
     cells: int  # distinct cells with at least one stored run
+    plans: int = 1  # distinct plans of the invocations that wrote the batch
     shard_count: int | None = None
     shards_seen: list[int] = field(default_factory=list)
     interrupted: bool = False
@@ -445,7 +459,7 @@ class Completeness:
 
     def describe(self) -> str:
         text = f"{self.cells} of {self.planned} planned cells stored" if self.planned is not None else (
-            f"{self.cells} cells stored")
+            f"{self.cells} cells stored" + (" by invocations with different plans" if self.plans > 1 else ""))
         if self.shard_count:
             seen = ", ".join(f"{i}/{self.shard_count}" for i in sorted(self.shards_seen)) or "none"
             text += f"; shards reported: {seen}"
@@ -479,7 +493,15 @@ def completeness(metadata: dict[str, Any] | None, runs: Iterable[RunRecord]) -> 
         if index not in seen:
             seen.append(index)
     interrupted = meta.get("interrupted")
+    plan_keys = meta.get("planKey")
+    plans = len(set(plan_keys)) if isinstance(plan_keys, list) else 1
+    planned_ok = isinstance(planned, int) and not isinstance(planned, bool)
+    if planned_ok and plans == 1 and len(keys) > planned:
+        plans = 2  # more cells than the plan holds: invocations recorded before plans had keys
+    if not planned_ok or plans > 1:
+        # Invocations with different plans (e.g. one agent each) share the batch: no one plan to hold it to.
+        planned = None
     return Completeness(
-        planned=planned if isinstance(planned, int) and not isinstance(planned, bool) else None,
+        planned=planned, plans=plans,
         cells=len(keys), shard_count=count, shards_seen=seen,
         interrupted=interrupted is True or (isinstance(interrupted, list) and True in interrupted))

@@ -932,6 +932,7 @@ def run_plan(plan: Plan, options: RunOptions, client: ResultsClient | None,
         "harnessVersion": HARNESS_VERSION, "sandbox": kind,
         "judge": _distinct([s.judge.identity for s in setups]) if setups else None,
         "plannedCells": plan.planned,
+        **({"planKey": plan.plan_key} if plan.plan_key else {}),
         "invocationId": invocation_id,
     }
     if plan.shard is not None:

@@ -279,6 +279,17 @@ def test_run_page_scores_telemetry_and_phases(page: Any, dashboard: Dashboard) -
     assert others.count() >= 1
 
 
+def test_item4_a_failed_evaluator_is_shown_failed_not_ok(page: Any, dashboard: Dashboard) -> None:
+    goto(page, f"/runs/{dashboard.run_id(dashboard.batch_a, 'echo')}")
+    validation = page.locator("details.evaluation[data-evaluator=test] summary")
+    assert validation.locator(".eval-score").inner_text().startswith("0")
+    badge = validation.locator(".badge").inner_text()
+    assert "failed" in badge and "ok" not in badge
+    goto(page, f"/runs/{dashboard.run_id(dashboard.batch_a, 'oracle')}")
+    badge = page.locator("details.evaluation[data-evaluator=test] summary .badge").inner_text()
+    assert "passed" in badge
+
+
 # --------------------------------------------------------------------------- compare
 
 

@@ -178,3 +178,51 @@ def test_item3_the_overview_counts_one_kind_at_a_time(mixed_store):
         assert bad.status == 400
     finally:
         worker.close()
+
+
+# -- item 4: labels that mislead ------------------------------------------------------------------
+
+def _scores(successes: int, n: int) -> list[dict]:
+    return [{"runId": f"r{successes}-{n}-{i}-{id(object())}", "suite": "s", "scenario": "x", "tier": "L1",
+             "agent": "a", "model": "m", "status": "completed", "configHash": "c",
+             "totalScore": 1.0 if i < successes else 0.0, "isSuccessful": i < successes} for i in range(n)]
+
+
+def test_item4_five_of_five_to_two_of_five_is_inconclusive_with_the_runs_to_decide_not_flaky():
+    from worker.analysis.regressions import regressions
+
+    result = regressions(_scores(5, 5), _scores(2, 5))
+    row = result["scenarios"][0]
+    assert row["status"] == "inconclusive", row
+    assert row["runsNeeded"] and row["runsNeeded"] > 5 and "runs a side" in row["note"]
+    # Mixed outcomes with no difference beyond the noise stay flaky.
+    assert regressions(_scores(3, 5), _scores(3, 5))["scenarios"][0]["status"] == "flaky"
+
+
+def test_item4_an_entry_with_no_success_never_outranks_one_with_successes_in_the_composite():
+    from worker.analysis.leaderboard import leaderboard
+
+    runs = []
+    for agent, ok, seconds, cost in (("echo", 0, 0.5, 0.0), ("slow", 1, 600.0, 3.0)):
+        for s in ("a", "b", "c"):
+            for it in range(3):
+                success = agent == "slow" and it == 0
+                runs.append({"runId": f"{agent}{s}{it}", "suite": "s", "scenario": s, "tier": "L1", "agent": agent,
+                             "model": None, "status": "completed", "configHash": agent,
+                             "totalScore": 0.95 if success else 0.6, "isSuccessful": success,
+                             "telemetry": {"durationMs": seconds * 1000, "costUsd": cost}, "iteration": it})
+    rows = {r["entry"]: r for r in leaderboard(runs, by=("agent",))["entries"]}
+    assert rows["echo"]["successes"] == 0 and rows["slow"]["successes"] == 3
+    assert rows["echo"]["compositeParts"]["speed"] == 0.0
+    assert rows["echo"]["composite"] <= rows["slow"]["composite"]
+
+
+def test_item4_a_batch_of_one_agent_per_invocation_is_not_three_of_one_planned(tmp_path, monkeypatch):
+    make_scenario(tmp_path / "suites")
+    monkeypatch.setenv("ZE_BENCHMARKS_SUITES_DIR", str(tmp_path / "suites"))
+    monkeypatch.setenv("ZE_BENCHMARKS_DB", str(tmp_path / "bench.db"))
+    monkeypatch.chdir(tmp_path)
+    for agent in ("oracle", "echo"):
+        assert bench("demo", "add-one", "--agent", agent, "--batch-id", "demo-1").exit_code in (0, 1)
+    shown = " ".join(bench("batch", "demo-1").output.split())
+    assert "of 1 planned" not in shown and "2 cells stored by invocations with different plans" in shown

@@ -364,7 +364,7 @@ const STATUS_GLYPHS = {
   failed: '✗', regressed: '▼', regression: '▼',
   error: '!', timeout: '⏱', budget_exceeded: '$', interrupted: '■',
   skipped: '–', unchanged: '=', flaky: '~', inconclusive: '?', new: '+', missing: '∅',
-  running: '…',
+  running: '…', partial: '◐',
 };
 
 const STATUS_KIND = {
@@ -372,6 +372,7 @@ const STATUS_KIND = {
   failed: 'bad', regressed: 'bad', regression: 'bad', error: 'bad', timeout: 'warn',
   budget_exceeded: 'warn', interrupted: 'warn', flaky: 'warn', inconclusive: 'neutral',
   skipped: 'neutral', unchanged: 'neutral', new: 'neutral', missing: 'warn', running: 'neutral',
+  partial: 'warn',
 };
 
 /** A status word with a shape glyph (never colour alone). */

@@ -124,9 +124,11 @@ function liveView(p) {
     h('div', {class: 'live-progress', 'data-state': p.state, 'aria-live': 'polite'},
       h('p', {class: 'live-state'}, badge(p.state), ' ', note),
       h('progress', {class: 'live-bar', max: planned || 1, value: planned ? Math.min(p.done, planned) : 0,
-                     style: {width: '100%'}, 'aria-label': planned ? `${p.done} of ${planned} cells done` : 'cells done'}),
-      h('div', {class: 'cards'}, liveFigures(p).map(([key, label, value]) => h('div', {class: 'card', 'data-figure': key},
-        h('div', {class: 'card-label'}, label), h('div', {class: 'card-value'}, value)))),
+                     style: {width: '100%'},
+                     'aria-label': planned ? `${p.done} of ${planned} cells done` : 'cells done'}),
+      h('div', {class: 'cards'}, liveFigures(p).map(([key, label, value]) =>
+        h('div', {class: 'card', 'data-figure': key},
+          h('div', {class: 'card-label'}, label), h('div', {class: 'card-value'}, value)))),
       p.invocations.length > 1 ? invocationsTable(p.invocations) : null,
       h('p', null, h('button', {type: 'button', class: 'link-button', onclick: () => refresh()},
                      'Show the runs stored so far'))));

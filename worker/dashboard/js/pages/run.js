@@ -274,13 +274,22 @@ export function phaseTimeline(phases) {
 
 // ------------------------------------------------------------------------------ scores, telemetry
 
+/** What an evaluation says: for one that ran (status ok) its result, passed, partial or failed
+ *  from its score; otherwise why it did not run (skipped, error). "ok" alone would read as a pass. */
+export function evaluationOutcome(e) {
+  if (e.status !== 'ok' || typeof e.score !== 'number') return e.status;
+  const max = typeof e.maxScore === 'number' && e.maxScore > 0 ? e.maxScore : 1;
+  return e.score >= max ? 'passed' : e.score > 0 ? 'partial' : 'failed';
+}
+
 function evaluationNode(e) {
   const details = e.details;
   const text = details === null || details === undefined ? '' : typeof details === 'string' ? details : JSON.stringify(details, null, 2);
   const score = typeof e.score === 'number'
     ? `${fmt.score(e.score)}${typeof e.maxScore === 'number' ? ` / ${fmt.score(e.maxScore)}` : ''}` : '—';
   return h('details', {class: 'evaluation', 'data-evaluator': e.evaluatorName},
-    h('summary', null, h('strong', null, e.evaluatorName), ' · ', h('span', {class: 'eval-score'}, score), ' ', badge(e.status),
+    h('summary', null, h('strong', null, e.evaluatorName), ' · ', h('span', {class: 'eval-score'}, score), ' ',
+      badge(evaluationOutcome(e)),
       text ? h('span', {class: 'muted small'}, ` ${firstLine(text, 80)}`) : null),
     text ? h('pre', {class: 'eval-details'}, text) : h('p', {class: 'muted'}, 'No details.'));
 }
