@@ -116,13 +116,20 @@ def _limit_pages(client, extra_pages: int = 0) -> None:
     conn.execute(f"PRAGMA max_page_count = {pages + extra_pages}")
 
 
+def _create_store(path) -> None:
+    from worker.local import LocalWorker
+
+    LocalWorker(str(path), WorkerConfig()).close()
+
+
 def test_a_full_database_is_a_named_error_and_the_run_goes_to_the_spool(env):
     from harness.results import RunRecord, new_run_id
 
     big = RunRecord(new_run_id(), "s", "x", "L1", "echo", batch_id="full",
                     transcript=[{"role": "tool", "content": "x" * 200_000}])
+    _create_store(env / "full.db")  # a read never creates a store
     with open_client(db_path=str(env / "full.db"), spool_dir=str(env / "spool")) as c:
-        c.stats()  # created and migrated
+        c.stats()
         _limit_pages(c)
         assert c.post_run(big) == "spooled"
         assert "database or disk is full" in c.last_spool_reason
@@ -133,6 +140,7 @@ def test_a_full_database_is_a_named_error_and_the_run_goes_to_the_spool(env):
 def test_a_read_only_database_is_a_named_error_and_the_run_goes_to_the_spool(env):
     from harness.results import RunRecord, new_run_id
 
+    _create_store(env / "ro.db")
     with open_client(db_path=str(env / "ro.db"), spool_dir=str(env / "spool")) as c:
         c.stats()
         c.transport._worker.storage.raw_connection().execute("PRAGMA query_only = 1")
