@@ -51,6 +51,11 @@ class PlanError(ValueError):
     """A plan that cannot be made or resumed as asked (one line, naming what is wrong)."""
 
 
+class BatchNotFound(PlanError):
+    """A batch to resume or retry that the results store does not hold: like every name the
+    store does not know (bench batch, show, report, compare), exit status 1."""
+
+
 # --------------------------------------------------------------------------- identity
 
 

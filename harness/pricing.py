@@ -130,6 +130,18 @@ def price_for(provider: str, model: str, on: _dt.date | None = None) -> ModelPri
     return load_price_table().lookup(provider, model, on)
 
 
+def unpriced_reason(provider: str, model: str) -> str:
+    """Why ``provider``/``model`` has no price, in words that hold: a model served by an
+    OpenAI-compatible server (``--base-url``) is not priced as the provider's own API."""
+    if provider == "openai-compatible":
+        known = [name for name in ("openai", "anthropic", "openrouter") if price_for(name, model) is not None]
+        if known:
+            return (f"{model!r} is served at --base-url, an OpenAI-compatible server the price table cannot "
+                    f"price (its price for {model!r} is {known[0]}'s own API's)")
+        return f"the price table has no price for {model!r} at an OpenAI-compatible server (--base-url)"
+    return f"the price table has no price for {model!r} ({provider})"
+
+
 def cost_for_usage(
     provider: str,
     model: str,

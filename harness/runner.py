@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from harness import __version__ as HARNESS_VERSION
-from harness.agents import UnknownAgentError, agent_identity, agent_names, create_agent, is_agent
+from harness.agents import agent_identity, create_agent, is_agent, unknown_agent
 from harness.agents.base import AgentContext, AgentResult, Budgets, SandboxNeeds
 from harness.evaluators.base import EvaluatorResult
 from harness.evaluators.llm_judge import JudgeChoice, ResolvedJudge, resolve_judge
@@ -401,8 +401,9 @@ def unenforceable_budget(agent: Any, budgets: Budgets | None) -> str | None:
     priced = getattr(agent, "cost_known", None)
     if budgets is None or budgets.max_cost_usd is None or priced is None or priced():
         return None
-    return (f"--max-cost cannot be enforced: the price table has no price for {agent.model!r} "
-            f"(agent {agent.name}); see `bench prices`, or run without --max-cost")
+    explain = getattr(agent, "unpriced_reason", None)
+    reason = explain() if explain is not None else f"the price table has no price for {agent.model!r} (agent {agent.name})"
+    return f"--max-cost cannot be enforced: {reason}; see `bench prices`, or run without --max-cost"
 
 
 def check_tools(scenario: Scenario, kind: str) -> str | None:
@@ -812,7 +813,7 @@ def _check_options(options: RunOptions, agents: list[tuple[str, str | None]]) ->
         raise ValueError(f"batch id {options.batch_id[:40]!r}...: {id_problem(options.batch_id)}")
     for agent, model in agents:
         if not is_agent(agent):
-            raise UnknownAgentError(f"unknown agent {agent!r}; available: {', '.join(agent_names())}")
+            raise unknown_agent(agent)
         problem = unenforceable_budget(create_agent(agent, model, **options.agent_options), options.budgets)
         if problem:
             raise ValueError(problem)
@@ -1016,7 +1017,9 @@ def prepare_plan(plan: Plan, options: RunOptions, client: ResultsClient | None, 
         plan.notes.append(f"could not read batch {plan.batch_id} ({exc}); iterations are numbered from 0")
         stored = []
     if (resume or retry_errors) and not stored:
-        raise PlanError(f"batch {plan.batch_id} has no runs in {_where(client)}"
+        from harness.plan import BatchNotFound
+
+        raise BatchNotFound(f"batch {plan.batch_id} has no runs in {_where(client)}"
                         " (nothing to resume or retry; check the batch id and --worker-url/--db)")
     reconcile(plan, stored, resume_batch=resume, retry=retry_errors, force=force, shard=shard)
     return kind

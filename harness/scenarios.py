@@ -6,7 +6,6 @@ too (``load_scenario``, ``discover_suites``, ``resolve_prompt``); they fill thes
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -19,6 +18,7 @@ import jsonschema
 import yaml
 
 from harness.sandbox.limits import Limits, MiB
+from harness.suggest import did_you_mean
 
 VALIDATION_ORDER = ("install", "build", "lint", "typecheck", "test")
 
@@ -67,7 +67,7 @@ class Scenario:
     allow_fetch_url: bool = False
     sandbox_network: bool = False  # sandbox.network: commands may use the network
     sandbox_limits: dict[str, int] = field(default_factory=dict)  # sandbox.* limits as written
-    raw: dict[str, Any] = field(default_factory=dict)  # the YAML as read, unknown keys kept
+    raw: dict[str, Any] = field(default_factory=dict)  # the YAML as read
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -102,11 +102,8 @@ SCENARIO_FILE = "scenario.yaml"
 FIXTURE_DIRS = ("repo", "repo-fixture")  # checked in this order
 TIER_FILE = re.compile(r"^(L\d+|Lx)(-.*)?\.md$", re.IGNORECASE)
 DEFAULT_ORACLE_FILE = "oracle-answers.json"
-# Blocks whose keys are free-form: no misspelling warnings inside them.
-_FREE_FORM_BLOCKS = {("artifact",), ("baseline",)}
-# Blocks that decide how a run is graded or confined: an unknown key in them is an error, not
-# a warning (``validation.comands`` would silently leave a run without its test gate).
-GATING_BLOCKS = ("validation", "hidden_tests", "sandbox", "grading")
+# Blocks whose keys are free-form: any key is accepted inside them.
+_FREE_FORM_BLOCKS = {("artifact",), ("baseline",), ("fixtures",)}
 
 
 class ScenarioError(ValueError):
@@ -172,13 +169,14 @@ def _scenario_dir(root: Path, suite: str, name: str) -> tuple[Path, Path]:
                             "could never run it; rename its directory")
     suite_path = root / suite
     if not (suite_path / "scenarios").is_dir():
-        known = ", ".join(s.name for s in discover_suites(root)) or "none"
-        raise ScenarioError(f"unknown suite {suite!r} in {root}; available: {known}")
+        known = [s.name for s in discover_suites(root)]
+        raise ScenarioError(f"unknown suite {suite!r} in {root}{did_you_mean(suite, known)}; "
+                            f"available: {', '.join(known) or 'none'}")
     path = suite_path / "scenarios" / name
     if not (path / SCENARIO_FILE).is_file():
         known = sorted(d.name for d in (suite_path / "scenarios").iterdir() if (d / SCENARIO_FILE).is_file())
         raise ScenarioError(
-            f"unknown scenario {name!r} in suite {suite!r} (no {path / SCENARIO_FILE}); "
+            f"unknown scenario {name!r} in suite {suite!r}{did_you_mean(name, known)}: no {path / SCENARIO_FILE}; "
             f"available: {', '.join(known) or 'none'}"
         )
     return suite_path, path
@@ -218,7 +216,7 @@ def _validate(data: Any, file: Path) -> None:
 def _resolve_ref(schema: dict[str, Any]) -> dict[str, Any]:
     ref = schema.get("$ref")
     if ref and ref.startswith("#/$defs/"):
-        return scenario_schema()["$defs"][ref.split("/")[-1]]
+        return _resolve_ref(scenario_schema()["$defs"][ref.split("/")[-1]])
     for option in schema.get("oneOf", []):
         option = _resolve_ref(option)
         if option.get("type") == "object":
@@ -227,8 +225,9 @@ def _resolve_ref(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _unknown_keys(data: Any, schema: dict[str, Any], path: tuple[Any, ...]) -> list[tuple[tuple[Any, ...], str]]:
-    """(path, suggestion) of every key inside a known block that the schema does not name
-    (likely a misspelling). Unknown top-level keys are kept silently."""
+    """(path, hint) of every key, at the top level or inside a block, that the schema does not
+    name (likely a misspelling): the hint is `` (did you mean 'x'?)`` for a close known key, else
+    the keys allowed there. Free-form blocks are not looked into."""
     schema = _resolve_ref(schema)
     found: list[tuple[tuple[Any, ...], str]] = []
     if isinstance(data, dict) and "properties" in schema and path not in _FREE_FORM_BLOCKS:
@@ -236,24 +235,25 @@ def _unknown_keys(data: Any, schema: dict[str, Any], path: tuple[Any, ...]) -> l
         for key, value in data.items():
             if key in known:
                 found += _unknown_keys(value, known[key], (*path, key))
-            elif path:
-                hint = difflib.get_close_matches(str(key), list(known), n=1)
-                found.append(((*path, key), f" (did you mean {hint[0]!r}?)" if hint else ""))
+            else:
+                hint = did_you_mean(str(key), known) or f" (allowed: {', '.join(known)})"
+                found.append(((*path, key), hint))
     elif isinstance(data, list) and "items" in schema:
         for i, item in enumerate(data):
             found += _unknown_keys(item, schema["items"], (*path, i))
     return found
 
 
-def _unknown_key_warnings(data: Any, file: Path) -> list[str]:
-    """Warnings for misspelled keys; :class:`ScenarioError` for one in a block that gates grading."""
-    warnings = []
-    for path, tip in _unknown_keys(data, scenario_schema(), ()):
-        if path[0] in GATING_BLOCKS:
-            raise ScenarioError(f"{file}: {_field_path(path)}: unknown key in a block that decides how runs are "
-                                f"graded or confined{tip}")
-        warnings.append(f"{file}: {_field_path(path)}: unknown key, ignored{tip}")
-    return warnings
+def _check_known_keys(data: Any, file: Path) -> None:
+    """:class:`ScenarioError` naming the first unknown key, wherever it is: a misspelled key would
+    otherwise be dropped silently (``validaton:`` leaves a run without its test gate,
+    ``wieght:`` changes a score)."""
+    unknown = _unknown_keys(data, scenario_schema(), ())
+    if not unknown:
+        return
+    path, hint = unknown[0]
+    more = f"; also unknown: {', '.join(_field_path(p) for p, _ in unknown[1:])}" if len(unknown) > 1 else ""
+    raise ScenarioError(f"{file}: {_field_path(path)}: unknown key{hint}{more}")
 
 
 _CATEGORY_WEIGHT = re.compile(r"\(\s*(?:weight\s*:?\s*)?(\d+(?:\.\d+)?)\s*%\s*\)", re.IGNORECASE)
@@ -336,15 +336,16 @@ def load_scenario(suite: str, name: str, suites_dir: str | Path | None = None) -
     """Load ``<suites_dir>/<suite>/scenarios/<name>/scenario.yaml`` into a :class:`Scenario`.
 
     Raises :class:`ScenarioError` (one line, naming file and field) for anything unusable:
-    unknown suite or scenario, broken YAML, a schema violation, a missing fixture.
-    Misspelled keys inside known blocks become ``Scenario.warnings``.
+    unknown suite or scenario, broken YAML, a schema violation, an unknown (likely misspelled)
+    key at any level, a missing fixture.
     """
     root = _suites_root(suites_dir)
     suite_path, path = _scenario_dir(root, suite, name)
     file = path / SCENARIO_FILE
     raw = _read_yaml(file)
     _validate(raw, file)
-    warnings = _unknown_key_warnings(raw, file)
+    _check_known_keys(raw, file)
+    warnings: list[str] = []
 
     workspace = raw.get("workspace") or {}
     validation = raw.get("validation") or {}
@@ -475,8 +476,9 @@ def resolve_prompt(scenario: Scenario, tier: str) -> TierPrompt:
     if chosen is None:
         chosen = next((p for p in prompts if p.tier.lower() == wanted), None)
     if chosen is None:
-        available = ", ".join(p.label for p in prompts) or "none"
-        raise ScenarioError(f"{scenario.key}: no prompt for tier {tier!r}; available: {available}")
+        labels = [p.label for p in prompts]
+        raise ScenarioError(f"{scenario.key}: no prompt for tier {tier!r}{did_you_mean(tier, labels)}; "
+                            f"available: {', '.join(labels) or 'none'}")
     try:
         text = chosen.path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:

@@ -731,7 +731,7 @@ def prepare(opts: StressOptions, *, on_event: Callable[[str, dict[str, Any]], No
     """Check everything that can be checked before a request is sent and build the test:
     the options (:class:`StressError`), the credentials (``MissingCredentialsError`` naming the
     environment variable), and that ``max_cost`` can be enforced (a price for the model)."""
-    from harness.pricing import price_for
+    from harness.pricing import price_for, unpriced_reason
 
     plan = plan_steps(opts)
     if provider is None:
@@ -753,8 +753,8 @@ def prepare(opts: StressOptions, *, on_event: Callable[[str, dict[str, Any]], No
     if opts.stream and not provider.supports_streaming:
         raise StressError(f"{provider.name} does not stream; run with --no-stream")
     if opts.max_cost is not None and price_for(provider.name, opts.model) is None:
-        raise StressError(f"--max-cost cannot be enforced: the price table has no price for {opts.model!r} "
-                          f"({provider.name}); see `bench prices`, or run without --max-cost")
+        raise StressError(f"--max-cost cannot be enforced: {unpriced_reason(provider.name, opts.model)}; "
+                          "see `bench prices`, or run without --max-cost")
     return StressTest(opts, provider, plan, requested_provider=opts.provider, on_event=on_event, control=control)
 
 

@@ -226,3 +226,66 @@ def test_item4_a_batch_of_one_agent_per_invocation_is_not_three_of_one_planned(t
         assert bench("demo", "add-one", "--agent", agent, "--batch-id", "demo-1").exit_code in (0, 1)
     shown = " ".join(bench("batch", "demo-1").output.split())
     assert "of 1 planned" not in shown and "2 cells stored by invocations with different plans" in shown
+
+
+# -- item 6: true messages and one status per kind of "not found" -------------------------------
+
+@pytest.mark.parametrize("argv", [
+    ["batch", "nosuch"], ["show", "nosuch"], ["report", "nosuch"], ["compare", "nosuch", "nosuch2"],
+    ["regressions", "--baseline", "nosuch", "--candidate", "nosuch2"], ["profile", "nosuch"],
+    ["export", "--batch-id", "nosuch", "-o", "out.csv"], ["demo", "add-one", "--agent", "oracle", "--resume", "nosuch"],
+])
+def test_item6_a_batch_or_run_the_store_does_not_hold_exits_1_everywhere(tmp_path, monkeypatch, argv):
+    make_scenario(tmp_path / "suites")
+    monkeypatch.setenv("ZE_BENCHMARKS_SUITES_DIR", str(tmp_path / "suites"))
+    monkeypatch.setenv("ZE_BENCHMARKS_DB", str(tmp_path / "bench.db"))
+    monkeypatch.chdir(tmp_path)
+    assert bench("demo", "add-one", "--agent", "echo", "--batch-id", "there").exit_code in (0, 1)
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 1, (argv, result.output)
+    assert "nosuch" in result.output and "Traceback" not in result.output
+
+
+def test_item6_compare_one_batch_compares_its_two_agents_and_says_what_five_scenarios_cannot_show(mixed_store):
+    result = bench("compare", "scen-1", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert [s["label"] for s in data["sides"]] == ["scen-1,agent=oracle", "scen-1,agent=echo"] or \
+        {s["label"] for s in data["sides"]} == {"scen-1,agent=oracle", "scen-1,agent=echo"}
+    success = next(m for m in data["metrics"] if m["metric"] == "success")
+    # Three scenarios, every one 2/2 against 0/2: p is 0.25 at best, so say how many are needed.
+    assert any("at least 6 scenarios" in n for n in success["notes"]), success
+    text = " ".join(bench("compare", "scen-1").output.split())
+    assert "at least 6 scenarios" in text
+
+
+def test_item6_compare_one_batch_of_one_agent_says_what_to_give(mixed_store):
+    result = CliRunner().invoke(main, ["compare", "data-1"])
+    assert result.exit_code == 2 and "one agent and one model" in result.output
+
+
+def test_item6_a_refused_comparison_prints_the_reason_not_the_figures(monkeypatch):
+    from harness.cli import analysis_cmd
+
+    refused = {"sides": [{"label": "A", "runs": 2, "counted": 2, "excluded": {}, "agents": ["a"], "models": [],
+                          "specialists": []} for _ in range(2)],
+               "cells": {"paired": 2}, "metrics": [{"label": "score", "meanA": 1, "meanB": 0, "difference": 1,
+                                                    "ci": None, "p": 0.5, "verdict": "A better"}],
+               "refused": ["pairs differ in the judge"], "notes": [], "verdict": "not comparable"}
+    monkeypatch.setattr(analysis_cmd, "_ask", lambda *a, **k: refused)
+    result = CliRunner().invoke(main, ["compare", "x", "y"])
+    assert result.exit_code == 1
+    assert "Refused: pairs differ in the judge" in result.output and "A vs B on paired cells" not in result.output
+
+
+def test_item6_max_cost_at_a_base_url_names_the_server_not_a_missing_price(tmp_path, monkeypatch):
+    make_scenario(tmp_path / "suites")
+    monkeypatch.setenv("ZE_BENCHMARKS_SUITES_DIR", str(tmp_path / "suites"))
+    monkeypatch.setenv("ZE_BENCHMARKS_DB", str(tmp_path / "bench.db"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    result = CliRunner().invoke(main, ["demo", "add-one", "--agent", "openai", "--model", "gpt-4o-mini",
+                                       "--base-url", "http://127.0.0.1:9/v1", "--max-cost", "0.5"])
+    assert result.exit_code == 2
+    text = " ".join(result.output.split())
+    assert "served at --base-url" in text and "openai's own API" in text
+    assert "has no price for 'gpt-4o-mini'" not in text

@@ -7,7 +7,7 @@ from typing import Any, Callable
 from harness.agents.base import Agent, AgentContext, AgentResult, Budgets
 
 __all__ = ["Agent", "AgentContext", "AgentResult", "Budgets", "agent_identity", "agent_names", "create_agent",
-           "is_agent", "register_agent"]
+           "is_agent", "register_agent", "unknown_agent"]
 
 # name -> factory(model, options) -> Agent. Factories import their SDKs lazily.
 _REGISTRY: dict[str, Callable[..., Agent]] = {}
@@ -15,6 +15,16 @@ _REGISTRY: dict[str, Callable[..., Agent]] = {}
 
 class UnknownAgentError(ValueError):
     pass
+
+
+def unknown_agent(name: str) -> UnknownAgentError:
+    """The error for an agent name nobody registered: ``unknown agent 'oracel' (did you mean
+    'oracle'?); available: ...``."""
+    from harness.suggest import did_you_mean
+
+    base = name.partition("@")[0]
+    known = agent_names()
+    return UnknownAgentError(f"unknown agent {base!r}{did_you_mean(base, known)}; available: {', '.join(known)}")
 
 
 def register_agent(name: str, factory: Callable[..., Agent]) -> None:
@@ -95,7 +105,7 @@ def create_agent(name: str, model: str | None = None, **options: Any) -> Agent:
         return create_command_agent(name, model=model, **options)
     base, _, version = name.partition("@")
     if base not in _REGISTRY:
-        raise UnknownAgentError(f"unknown agent {base!r}; available: {', '.join(sorted(_REGISTRY))}")
+        raise unknown_agent(base)
     if version:
         options = {**options, "version": version}
     return _REGISTRY[base](model=model, **options)

@@ -79,6 +79,12 @@ class ApiAgent:
         """Whether the price table prices this agent's model, so a cost budget can be enforced."""
         return self.price(model) is not None
 
+    def unpriced_reason(self, model: str | None = None) -> str:
+        """Why :meth:`price` is None, naming the server when it is not the provider's own."""
+        from harness.pricing import unpriced_reason
+
+        return unpriced_reason(self._provider_name(self.options.get("base_url")), model or self.model)
+
     def run(self, ctx: AgentContext) -> AgentResult:
         from harness.agents.loop import LoopSettings, run_tool_loop
         from harness.providers import ProviderError, get_provider

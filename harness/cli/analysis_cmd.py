@@ -55,7 +55,7 @@ def _money(value: float | None) -> str:
 
 @click.command("compare")
 @click.argument("side_a", metavar="A")
-@click.argument("side_b", metavar="B")
+@click.argument("side_b", metavar="[B]", required=False)
 @click.option("--allow-mixed", is_flag=True,
               help="Compare even when pairs differ in more than the compared factor (flagged in the result).")
 @click.option("--include-cached", is_flag=True, help="Count runs that replayed cached model answers.")
@@ -63,7 +63,7 @@ def _money(value: float | None) -> str:
               help="Significance level (the intervals are at 1 - alpha).")
 @store_options
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
-def compare(side_a: str, side_b: str, allow_mixed: bool, include_cached: bool, alpha: float,
+def compare(side_a: str, side_b: str | None, allow_mixed: bool, include_cached: bool, alpha: float,
             worker_url: str | None, db_path: str | None, as_json: bool) -> None:
     """Compare two sets of runs, A and B, on the cells both ran.
 
@@ -76,17 +76,24 @@ def compare(side_a: str, side_b: str, allow_mixed: bool, include_cached: bool, a
     pairs needed for 80% power; a verdict (A better, B better, no detectable difference, not
     enough runs); and per scenario, winners after Holm's correction.
 
+    With A alone, a batch id: its two agents (or, with one agent, its two models) are
+    compared, as BATCH,agent=X BATCH,agent=Y would.
+
     Refused (exit 1) when pairs differ in more than the compared factor (the scenario's
     files, the judge, budgets...; --allow-mixed compares anyway) or when the sides lost
-    different shares of runs to infra or harness errors.
+    different shares of runs to infra or harness errors; the reason is printed instead of
+    figures that would mislead.
 
     \b
     Examples:
+      bench compare demo-1                  the two agents of batch demo-1
       bench compare batch_1732270000000_a1b2c3 batch_1732280000000_d4e5f6
       bench compare agent=oracle agent=echo
       bench compare specialist=python-bugfixer,since=7d agent=anthropic,specialistEnabled=false
       bench compare nightly-41,agent=anthropic nightly-42,agent=anthropic --json
     """
+    if side_b is None:
+        side_a, side_b = _two_sides_of(side_a, worker_url, db_path)
     result = _ask(worker_url, db_path, "/api/compare",
                   {"a": side_a, "b": side_b, "allowMixed": "true" if allow_mixed else None,
                    "includeCached": "true" if include_cached else None, "alpha": str(alpha)})
@@ -96,6 +103,28 @@ def compare(side_a: str, side_b: str, allow_mixed: bool, include_cached: bool, a
         render_comparison(result)
     if result.get("refused"):
         raise SystemExit(1)
+
+
+def _two_sides_of(batch_id: str, worker_url: str | None, db_path: str | None) -> tuple[str, str]:
+    """``BATCH,agent=X`` and ``BATCH,agent=Y`` for a batch of two agents (or of one agent and
+    two models); a usage error naming what the batch holds otherwise."""
+    if "=" in batch_id or "," in batch_id:
+        raise click.UsageError("with one side, A is a batch id (its two agents are compared); "
+                               "with filters, give both sides: bench compare A B")
+    with open_store(worker_url, db_path) as client:
+        batch = client.get_batch(batch_id)
+    if batch is None:
+        raise click.ClickException(f"batch {batch_id!r} not found (bench batches lists the stored batches)")
+    for dimension in ("agent", "model"):
+        keys = [str(row.get("key")) for row in batch.breakdowns.get(dimension) or [] if row.get("key") is not None]
+        if len(keys) == 2:
+            return f"{batch_id},{dimension}={keys[0]}", f"{batch_id},{dimension}={keys[1]}"
+        if len(keys) > 2:
+            raise click.UsageError(f"batch {batch_id} holds {len(keys)} {dimension}s ({', '.join(keys)}): name the "
+                                   f"two to compare, e.g. bench compare {batch_id},{dimension}={keys[0]} "
+                                   f"{batch_id},{dimension}={keys[1]}")
+    raise click.UsageError(f"batch {batch_id} holds one agent and one model: compare it with another batch, "
+                           f"bench compare {batch_id} OTHER_BATCH")
 
 
 def render_comparison(result: dict[str, Any]) -> None:
@@ -114,6 +143,13 @@ def render_comparison(result: dict[str, Any]) -> None:
     cells = result.get("cells", {})
     console.print(f"Paired cells: {cells.get('paired', 0)} (only in A: {cells.get('onlyA', 0)}, "
                   f"only in B: {cells.get('onlyB', 0)})", highlight=False)
+    if result.get("refused"):
+        # Figures of a comparison that compares more than it says would mislead: the reason only.
+        for reason in result["refused"]:
+            console.print(f"Refused: {reason}", style="red", highlight=False)
+        console.print("--allow-mixed compares anyway and flags the result; --json has the figures.",
+                      highlight=False)
+        return
     table = Table(title="A vs B on paired cells")
     for col in ("metric", "mean A", "mean B", "A - B", "95% interval", "p", "d_z", "MDE", "pairs needed", "verdict"):
         table.add_column(col, justify="left" if col in ("metric", "verdict") else "right")
@@ -125,6 +161,8 @@ def render_comparison(result: dict[str, Any]) -> None:
     for m in result.get("metrics", []):
         if m.get("why"):
             console.print(f"  {m['label']}: {m['why']}", highlight=False)
+        for note in m.get("notes") or []:
+            console.print(f"  {m['label']}: {note}", style="yellow", highlight=False)
     rows = result.get("scenarios") or []
     if rows:
         per = Table(title="Score by scenario (Welch, Holm-corrected)")
@@ -136,8 +174,6 @@ def render_comparison(result: dict[str, Any]) -> None:
         console.print(per)
     for note in result.get("notes", []):
         console.print(f"Note: {note}", style="yellow", highlight=False)
-    for reason in result.get("refused", []):
-        console.print(f"Refused: {reason}", style="red", highlight=False)
     style = {"A better": "green", "B better": "green", "not comparable": "red"}.get(result["verdict"], "yellow")
     console.print(f"Verdict (score): {result['verdict']}", style=f"bold {style}", highlight=False)
 

@@ -22,6 +22,14 @@ def _fail(message: str, code: int = 2) -> None:
     sys.exit(code)
 
 
+def _plan_status(exc: Exception) -> int:
+    """2 for a plan that cannot be made as asked; 1 for a batch the store does not hold (as
+    every command says of a name the store does not know)."""
+    from harness.plan import BatchNotFound
+
+    return 1 if isinstance(exc, BatchNotFound) else 2
+
+
 def _split(values: tuple[str, ...] | list[str] | str | None) -> list[str]:
     """``("a,b", "c")`` -> ``["a", "b", "c"]`` (comma lists and repeated options alike)."""
     if values is None:
@@ -298,12 +306,12 @@ def _agent_problem(agent_name: str, model: str | None, agent_options: dict[str, 
                    max_cost: float | None) -> str | None:
     """Why an agent cannot work at all (unknown, no API key, no CLI), or a cost budget could not
     be enforced (a model without a price); None when it can run."""
-    from harness.agents import UnknownAgentError, agent_names, create_agent, is_agent
+    from harness.agents import create_agent, is_agent, unknown_agent
     from harness.agents.base import Budgets
     from harness.runner import unenforceable_budget
 
     if not is_agent(agent_name):
-        return str(UnknownAgentError(f"unknown agent {agent_name!r}; available: {', '.join(agent_names())}"))
+        return str(unknown_agent(agent_name))
     try:
         agent = create_agent(agent_name, model=model, **agent_options)
     except ValueError as exc:
@@ -364,7 +372,7 @@ def _dry_run(plan: Any, options: Any, worker_url: str | None, db_path: str | Non
         try:
             prepare_plan(plan, options, client, existing_batch=given_batch, **fit)
         except PlanError as exc:
-            _fail(str(exc))
+            _fail(str(exc), _plan_status(exc))
         estimate = estimate_plan(plan, options.budgets, options.agent_options, client)
     finally:
         if client is not None:
@@ -417,7 +425,7 @@ def execute_plan(plan: Any, options: Any, worker_url: str | None, db_path: str |
             prepare_plan(plan, options, client, existing_batch=given_batch, resume=resume, retry_errors=retry_errors,
                          force=force, shard=shard)
         except PlanError as exc:
-            _fail(str(exc))
+            _fail(str(exc), _plan_status(exc))
         for note in plan.notes:
             click.echo(f"note: {note}", err=True)
         cells = len(plan.cells)

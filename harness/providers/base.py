@@ -115,7 +115,8 @@ class Provider:
             response = self.retry.call(lambda: self._timed_send(request), deadline=deadline)
         except RetryableError as exc:
             raise ProviderError(f"{self.name}: giving up after retries: {exc}", kind="unavailable",
-                                status=exc.status) from exc
+                                status=exc.status, reason=exc.reason, retry_after=exc.retry_after,
+                                network=exc.network) from exc
         if use_cache if record is None else record:
             self.cache.put(key, response)
         return response
@@ -149,7 +150,9 @@ class Provider:
         try:
             return self.retry.call(lambda: self._timed_stream(request), deadline=deadline)
         except RetryableError as exc:
-            raise ProviderError(f"{self.name}: giving up after retries: {exc}") from exc
+            raise ProviderError(f"{self.name}: giving up after retries: {exc}", kind="unavailable",
+                                status=exc.status, reason=exc.reason, retry_after=exc.retry_after,
+                                network=exc.network) from exc
 
     def _timed_stream(self, request: ChatRequest) -> ChatResponse:
         start = time.monotonic()
@@ -255,7 +258,7 @@ class Provider:
         except RetryableError as exc:
             message = f"{self.name}: giving up after retries: {exc}" if retry else str(exc)
             raise ProviderError(message, kind="unavailable", status=exc.status, reason=exc.reason,
-                                retry_after=exc.retry_after) from exc
+                                retry_after=exc.retry_after, network=exc.network) from exc
         if key is not None and (use_cache if record is None else record):
             self.cache.put(key, response)
         return response
@@ -295,8 +298,11 @@ def classify_sdk_error(provider: str, exc: Exception, sdk: Any) -> Exception:
     """Map an anthropic/openai SDK exception to :class:`RetryableError` or :class:`ProviderError`.
 
     Both SDKs share the same exception names (``APIStatusError``, ``APITimeoutError``,
-    ``APIConnectionError``), which is what makes one function enough.
+    ``APIConnectionError``), which is what makes one function enough. A transport failure is
+    classed by what caused it (:func:`harness.providers.failures.transport_error`): a refused
+    connection is not a timeout, whatever the SDK's transport called it.
     """
+    from harness.providers.failures import transport_error
     from harness.providers.http import ResponseTooLarge
     from harness.providers.retry import is_retryable_status, parse_retry_after
 
@@ -307,9 +313,9 @@ def classify_sdk_error(provider: str, exc: Exception, sdk: Any) -> Exception:
             return ProviderError(f"{provider}: {cause}", kind="refused")
         cause = cause.__cause__ or cause.__context__
     if isinstance(exc, sdk.APITimeoutError):
-        return RetryableError(f"{provider}: request timed out", reason="timeout")
+        return transport_error(provider, exc, fallback="timeout")
     if isinstance(exc, sdk.APIConnectionError):
-        return RetryableError(f"{provider}: connection error: {exc}", reason="connection")
+        return transport_error(provider, exc, fallback="connection")
     if isinstance(exc, sdk.APIStatusError):
         status = exc.status_code
         headers = dict(exc.response.headers) if exc.response is not None else {}

@@ -288,10 +288,10 @@ def body_transport_error(provider: str, exc: BaseException) -> Exception | None:
     not those of a stream they iterate), or None when ``exc`` is no such failure."""
     import httpx2
 
-    from harness.providers.retry import RetryableError
+    from harness.providers.failures import transport_error
 
     if isinstance(exc, httpx2.TimeoutException):
-        return RetryableError(f"{provider}: request timed out", reason="timeout")
+        return transport_error(provider, exc, fallback="timeout")
     if isinstance(exc, httpx2.TransportError):
-        return RetryableError(f"{provider}: connection error: {exc}", reason="connection")
+        return transport_error(provider, exc, fallback="connection")
     return None

@@ -64,15 +64,17 @@ class RetryableError(Exception):
     """Raised by an attempt that may succeed if tried again (after ``retry_after`` seconds, if known).
 
     ``reason`` is one of :data:`RETRY_REASONS` (None when the raiser did not say); ``status``
-    the HTTP status when the reason is ``status``.
+    the HTTP status when the reason is ``status``; ``network``, for a transport failure, its
+    class (``connect``, ``dns``, ``timeout``, ``connection``: :mod:`harness.providers.failures`).
     """
 
     def __init__(self, message: str, *, retry_after: float | None = None, status: int | None = None,
-                 reason: str | None = None) -> None:
+                 reason: str | None = None, network: str | None = None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
         self.status = status
         self.reason = reason if reason is not None else ("status" if status is not None else None)
+        self.network = network
 
 
 @dataclass

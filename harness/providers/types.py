@@ -107,16 +107,22 @@ class ProviderError(RuntimeError):
     refused: 401, 403), ``refused`` (the API refused this request: another 4xx, such as a
     context too long), ``error`` (anything else). ``status`` is the last HTTP status, if any.
     For ``unavailable``, ``reason`` says what happened (``timeout``, ``connection`` or ``status``)
-    and ``retry_after`` the seconds the server asked to wait (Retry-After), when it did.
+    and ``retry_after`` the seconds the server asked to wait (Retry-After), when it did;
+    ``network``, for a transport failure, what the transport found: ``connect`` (no connection
+    could be opened: refused, unreachable), ``dns`` (the host name not resolved), ``timeout``
+    or ``connection`` (a connection that broke). :func:`harness.providers.failures.error_class`
+    reads them as one class.
     """
 
     def __init__(self, message: str = "", *, kind: str = "error", status: int | None = None,
-                 reason: str | None = None, retry_after: float | None = None) -> None:
+                 reason: str | None = None, retry_after: float | None = None,
+                 network: str | None = None) -> None:
         super().__init__(message)
         self.kind = kind
         self.status = status
         self.reason = reason
         self.retry_after = retry_after
+        self.network = network
 
     @property
     def infrastructure(self) -> bool:

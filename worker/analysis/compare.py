@@ -298,6 +298,19 @@ def _choose_test(binary: bool, skewed: bool, clusters: list[list[float]], a: lis
     return result, why, stats.bootstrap_ci(diffs, level=level, seed=0)
 
 
+def exact_p_floor(scenarios: int) -> float:
+    """The smallest two-sided p an exact test on ``scenarios`` signs can give: 2 / 2^k."""
+    return min(1.0, 2.0 / 2.0 ** scenarios) if scenarios > 0 else 1.0
+
+
+def scenarios_for_significance(alpha: float = ALPHA) -> int:
+    """The fewest scenarios for which :func:`exact_p_floor` is below ``alpha``."""
+    k = 1
+    while exact_p_floor(k) >= alpha:
+        k += 1
+    return k
+
+
 def compare_metric(metric: str, pairs: Sequence[tuple[str, float, float]], alpha: float = ALPHA) -> dict[str, Any]:
     """``pairs``: (cluster, A value, B value). The figures and verdict of one metric."""
     label, higher_better, binary, skewed = METRICS[metric]
@@ -346,6 +359,12 @@ def compare_metric(metric: str, pairs: Sequence[tuple[str, float, float]], alpha
         if needed is not None and needed > len(diffs):
             notes.append(f"about {needed} pairs would be needed to detect a difference of {abs(diff):.4g} "
                          f"with {POWER:.0%} power")
+        floor = exact_p_floor(len(clusters))
+        if binary and floor >= alpha:
+            notes.append(f"with {len(clusters)} scenario(s) a pass/fail difference that goes the same way in "
+                         f"every scenario has p = {floor:.4g} at best (an exact test on the scenarios' signs), "
+                         f"never below alpha = {alpha:g}: at least {scenarios_for_significance(alpha)} scenarios "
+                         "are needed for a success-rate difference to be significant")
     out.update(difference=_r(diff), ci=None if ci[0] is None or ci[1] is None else [_r(ci[0]), _r(ci[1])],
                test=result.test, why=why, p=_r(result.p_value, 8), effectSize=_r(stats.cohens_dz(diffs)),
                designEffect=_r(deff), mde=_r(mde), pairsNeeded=needed, verdict=verdict, notes=notes)
