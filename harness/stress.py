@@ -10,16 +10,19 @@ is continuous and requests belong to the step in which they were sent.
 
 Every request is made once (``Provider.achat(..., retry=False)``) and gives one sample in the
 format of :mod:`worker.analysis.stress` (failures classed ``timeout``, ``429``, ``5xx``,
-``connection``, ``other``); each step is summarised by ``summarize_step`` when its last request
-has finished, and the test by ``summarize_run`` plus what the profile asks for (rate-limit
-onset, the phases of a spike, the failure window). The result is a :class:`StressRecord` for
+``connection``, ``other`` by :func:`error_class`, from the provider layer's one classification
+:func:`harness.providers.failures.error_class`); each step is summarised by ``summarize_step``
+when its last request has finished, and the test by ``summarize_run`` plus what the profile
+asks for (rate-limit onset, the phases of a spike, the failure window). The result is a :class:`StressRecord` for
 ``ResultsClient.post_stress``.
 
 Stops: :class:`StressControl` (``interrupt``: send nothing more and wait for the requests in
 flight; ``abort``: cancel them too) gives status ``interrupted``; a cost cap (``max_cost``)
 stops sending before the spend, measured plus what the requests in flight will cost, would pass
 it (``budget_exceeded``); credentials refused, or before any request was answered a request
-refused (an unknown model) or no connection (nothing listens), end the test as ``failed``.
+refused (an unknown model) or no connection (nothing listens, the host name does not resolve),
+end the test as ``failed`` at once (nothing more is sent); a test that ran to its end without a
+single answer is ``failed`` too ("nothing answered: ..." and its most frequent failure).
 The profiles and every figure are described in docs/analysis.md, "Stress tests".
 """
 
@@ -37,6 +40,8 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from harness.providers import ChatRequest, Message, Provider, ProviderError, get_provider
+from harness.providers.failures import UNREACHABLE
+from harness.providers.failures import error_class as failure_class
 from harness.results.records import StressRecord, new_stress_id
 from worker.analysis import stress as analysis
 
@@ -320,21 +325,19 @@ class _StepState:
     summary: dict[str, Any] | None = None
 
 
+#: How a class of :func:`harness.providers.failures.error_class` is counted in a test's figures,
+#: whose classes are :data:`worker.analysis.stress.ERROR_CLASSES`: a request that reached no
+#: server (``connect``, ``dns``) is a ``connection`` failure there, a refusal (``auth``, ``4xx``)
+#: is ``other``; the others keep their name. The failure messages keep the finer class.
+FIGURE_CLASS = {"connect": "connection", "dns": "connection", "auth": "other", "4xx": "other"}
+
+
 def error_class(exc: BaseException) -> str:
     """The failure class of :data:`worker.analysis.stress.ERROR_CLASSES` for an exception of
-    a request: 429, 5xx, timeout (also 408), connection, other."""
-    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
-        return "timeout"
-    if isinstance(exc, ProviderError):
-        if exc.status == 429:
-            return "429"
-        if exc.status is not None and 500 <= exc.status <= 599:
-            return "5xx"
-        if exc.status == 408 or exc.reason == "timeout":
-            return "timeout"
-        if exc.reason == "connection":
-            return "connection"
-    return "other"
+    a request: 429, 5xx, timeout (also 408), connection (no connection, or one that broke),
+    other. It is :func:`harness.providers.failures.error_class` folded by :data:`FIGURE_CLASS`."""
+    cls = failure_class(exc)
+    return FIGURE_CLASS.get(cls, cls)
 
 
 def _redacted_url(url: str | None) -> str | None:
@@ -442,15 +445,16 @@ class StressTest:
             state.in_flight -= 1
             raise
         except Exception as exc:  # noqa: BLE001 - every failure is a sample
-            sample["error"] = error_class(exc)
-            if isinstance(exc, ProviderError):
-                sample["status"] = exc.status
-                sample["retryAfterS"] = exc.retry_after
-                self._check_fatal(exc)
+            cls = failure_class(exc)
+            sample["error"] = FIGURE_CLASS.get(cls, cls)
             message = str(exc) or type(exc).__name__
             if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
                 message = f"no answer within {self.opts.timeout_s:g} s"
-            key = (sample["error"], message[:300])
+            if isinstance(exc, ProviderError):
+                sample["status"] = exc.status
+                sample["retryAfterS"] = exc.retry_after
+                self._check_fatal(exc, cls, message)
+            key = (cls, message[:300])
             self.error_messages[key] = self.error_messages.get(key, 0) + 1
         else:
             sample.update(ok=True, ttftMs=None if response.ttft_ms is None else round(response.ttft_ms, 2),
@@ -474,16 +478,30 @@ class StressTest:
         self._maybe_finish(state)
         self._wake()
 
-    def _check_fatal(self, exc: ProviderError) -> None:
+    def _check_fatal(self, exc: ProviderError, cls: str, message: str) -> None:
         """Credentials refused, or, before any request was answered, a request refused (an
-        unknown model, a wrong path) or no connection at all (nothing listens there): the test
-        cannot measure the endpoint; it stops as ``failed``."""
-        unreachable = exc.reason == "connection" and exc.status is None
+        unknown model, a wrong path) or no connection (nothing listens there, the host name
+        does not resolve, or the connection broke): the test cannot measure the endpoint; it
+        stops as ``failed`` at the first such failure, sending nothing more."""
+        unreachable = cls in UNREACHABLE or (cls == "connection" and exc.status is None)
         if exc.kind == "auth" or (self._answered == 0 and (exc.kind == "refused" or unreachable)):
             if self.status != "failed":
                 self.status = "failed"
-                self.stop_reason = f"stopped: {exc}"
+                self.stop_reason = (f"nothing answered: {message}" if self._answered == 0
+                                    else f"stopped: {message}")
                 self.control.stop_requested = True
+
+    def _nothing_answered(self) -> None:
+        """A test that ran to its end without a single answer measured nothing of the model:
+        ``failed``, with the most frequent failure as the reason."""
+        if self.status != "completed" or self._answered or not self.samples:
+            return
+        (cls, message), count = max(self.error_messages.items(), key=lambda kv: kv[1])
+        self.status = "failed"
+        others = len(self.samples) - count
+        self.stop_reason = (f"nothing answered: {message} ({cls}, {count} of {len(self.samples)} request(s)"
+                            + (f"; {others} failed otherwise" if others else "") + ")"
+                            + (f"; {self.stop_reason}" if self.stop_reason else ""))
 
     # -- progress (read by a display, from any thread) ------------------------------------------
     @property
@@ -631,6 +649,8 @@ class StressTest:
                 await self.provider.aclose()
             except Exception:  # noqa: BLE001 - closing connections never hides the measurements
                 pass
+        if not self.control.stop_requested:
+            self._nothing_answered()
         if self.control.stop_requested and self.status == "completed":
             self.status = "interrupted"
             self.stop_reason = "stopped on request" + (", requests in flight cancelled" if self.control.aborted else "")

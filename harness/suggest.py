@@ -8,8 +8,9 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-#: How alike a word and a known one must be (``difflib`` ratio) to be suggested.
-CUTOFF = 0.6
+#: How alike a word and a known one must be (``difflib`` ratio) to be suggested: above
+#: difflib's 0.6, which offers ``openai`` for ``nope``; a wrong suggestion is worse than none.
+CUTOFF = 0.7
 
 
 def closest(word: str, known: Iterable[str], cutoff: float = CUTOFF) -> str | None:

@@ -169,4 +169,5 @@ def test_item6_no_suggestion_appears_when_nothing_is_close(env, args, fragment):
 def test_item6_the_helper_suggests_only_a_close_word():
     assert did_you_mean("validaton", ["id", "validation", "tools"]) == " (did you mean 'validation'?)"
     assert did_you_mean("qqzzxx", ["id", "validation", "tools"]) == ""
+    assert did_you_mean("nope", ["openai", "oracle"]) == ""  # alike in three letters is not close
     assert did_you_mean("anything", []) == ""

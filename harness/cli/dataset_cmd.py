@@ -165,7 +165,8 @@ def dataset(dataset: str | None, providers: str | None, base_url: str | None, co
     A missing key is reported before anything is sent.
 
     \b
-    Exit status: 0 done; 1 a model below --fail-under, every cell an error, or runs not stored;
+    Exit status: 0 done; 1 a model below --fail-under, nothing answered (every cell an error:
+    the line says which kind, e.g. connect, dns or timeout, and the URL), or runs not stored;
     2 bad input; 130 interrupted (resume with --resume DIR).
 
     \b
@@ -313,8 +314,11 @@ def _execute(run: Any, *, quiet: bool, as_json: bool, junit_path: Path | None, f
                 shown = "no graded cell" if rate is None else f"{rate:.1%}"
                 click.echo(f"{spec}: pass rate {shown} is below --fail-under {fail_under:.1%}", err=True)
                 code = EXIT_FAILED
-    if result.cells and all(c["status"] == "error" for c in result.cells):
-        click.echo("error: every request failed (see the error column of results.csv)", err=True)
+    from harness.providers.failures import safe_url
+
+    nothing = report.no_answer_reason(result.cells, {t.spec: safe_url(t.base_url or "") or None for t in run.targets})
+    if nothing is not None:
+        click.echo(f"error: {nothing}", err=True)
         code = EXIT_FAILED
     if result.interrupted:
         click.echo(f"interrupted: {len(result.cells)} of {run.planned} cell(s) done; resume with: "

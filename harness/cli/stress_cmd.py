@@ -117,11 +117,13 @@ def run(target: str, profile: str, base_url: str | None, concurrency: int, max_c
     {profiles}
 
     Each request is one sample: latency, time to first token (streamed), tokens, cost, or its
-    failure (timeout, 429, 5xx, connection, other). Per step: throughput, p50/p95/p99, TTFT,
-    errors; then the knee (ramp), the breaking point (first step with more than 5% errors, or
-    a p95 above --slo-ms), the rate-limit onset, the recovery time and the resilience score.
-    Ctrl-C stops sending and stores what was measured (status interrupted, exit 130); a second
-    Ctrl-C cancels the requests in flight. The key comes from the provider's variable
+    failure (timeout, 429, 5xx, connection, other; a refused connection or a host name that does
+    not resolve is a connection failure, never a timeout). Per step: throughput, p50/p95/p99,
+    TTFT, errors; then the knee (ramp), the breaking point (first step with more than 5% errors,
+    or a p95 above --slo-ms), the rate-limit onset, the recovery time and the resilience score.
+    A test that gets no answer at all is stored as failed, exit 1 (no connection before the
+    first answer stops it at once). Ctrl-C stops sending and stores what was measured (status
+    interrupted, exit 130); a second Ctrl-C cancels the requests in flight. The key comes from the provider's variable
     (ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY); none is needed with --base-url.
 
     \b
@@ -352,6 +354,11 @@ def summary_lines(record: Any) -> list[str]:
     lines.append(f"Status: {record.status}" + (f" ({s['stopReason']})" if s.get("stopReason") else ""))
     lines.append(f"Requests: {total:,} sent, {s.get('ok', 0):,} answered ({_pct(1 - (s.get('errorRate') or 0))}); "
                  f"errors: {_errors(s.get('errors'))}; over {_num(s.get('durationS'), 1)} s; cost {cost_text}")
+    if total and not s.get("ok"):
+        # Nothing answered: no figure of the model was measured, only its failures.
+        lines.append("Nothing answered: no throughput, knee, breaking point, recovery or resilience to report.")
+        lines += [f"  {item['count']}× {item['class']}: {item['message']}" for item in s.get("errorMessages") or []]
+        return lines
     if s.get("latencyMs"):
         ttft = s.get("ttftMs")
         lines.append(f"Latency: p50 {_ms(s['latencyMs']['p50'])}, p95 {_ms(s['latencyMs']['p95'])}, "

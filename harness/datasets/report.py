@@ -9,7 +9,8 @@ Everything here reads **cells**: one model answer to one test case, graded, as a
      "status": "passed" | "failed" | "error" | "ungraded",
      "score": 0.75 | None, "threshold": 1.0 | None, "duration_ms": 812.5, "ttft_ms": 120.0 | None,
      "tokens_in": 12, "tokens_out": 40, "cost_usd": 0.00012 | None,
-     "error": None | "message", "error_kind": None | "unavailable" | "auth" | "refused" | "timeout" | "error",
+     "error": None | "message",
+     "error_kind": None | "connect" | "dns" | "timeout" | "unavailable" | "auth" | "refused" | "error",
      "attempts": 1, "assertions": [AssertionResult.to_dict(), ...], "response": "text" | None,
      "run_id": "...", "finished_at": "2026-11-23T10:00:00Z"}
 
@@ -584,6 +585,29 @@ _MAX_HEADER = 28   # a longer model name is wrapped over several header lines
 
 def _wrap(text: str, width: int) -> list[str]:
     return [text[i:i + width] for i in range(0, len(text), width)] or [""]
+
+
+def no_answer_reason(cells: Iterable[dict[str, Any]], urls: dict[str, str | None] | None = None) -> str | None:
+    """One line saying that nothing answered, when every cell is an error (None when a cell
+    was answered, or there is none): the error kinds counted, and the message of the first
+    cell of the most frequent kind, followed by its target's URL (``urls``: target -> base
+    URL) when the message does not name one."""
+    cells = list(cells)
+    if not cells or any(cell.get("status") != "error" for cell in cells):
+        return None
+    kinds: dict[str, int] = {}
+    first: dict[str, dict[str, Any]] = {}
+    for cell in cells:
+        kind = cell.get("error_kind") or "error"
+        kinds[kind] = kinds.get(kind, 0) + 1
+        first.setdefault(kind, cell)
+    counted = sorted(kinds.items(), key=lambda kv: -kv[1])
+    example = first[counted[0][0]]
+    message = " ".join(str(example.get("error") or "no message").split())[:300]
+    url = (urls or {}).get(example.get("target"))
+    where = f" ({url})" if url and "://" not in message else ""
+    return (f"nothing answered: every request failed ({', '.join(f'{k} {n}' for k, n in counted)}): "
+            f"{message}{where}")
 
 
 def _error_hint(summary: dict[str, Any]) -> str | None:

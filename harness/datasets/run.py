@@ -443,10 +443,19 @@ class DatasetResult:
                 f"stored={self.stored})")
 
 
+#: The classes of :func:`harness.providers.failures.error_class` a cell's ``error_kind`` keeps.
+_KINDS_OF_CLASS = {"connect": "connect", "dns": "dns", "timeout": "timeout"}
+
+
 def _error_kind(exc: Any) -> str:
-    reason = getattr(exc, "reason", None)
-    if reason == "timeout":
-        return "timeout"
+    """The ``error_kind`` of a cell that ended on ``exc``: ``connect``, ``dns`` or ``timeout``
+    as :func:`harness.providers.failures.error_class` classes it, else the ProviderError's
+    kind (``unavailable``: 429, 5xx or a lost connection; ``auth``; ``refused``), else ``error``."""
+    from harness.providers.failures import error_class
+
+    kind = _KINDS_OF_CLASS.get(error_class(exc))
+    if kind is not None:
+        return kind
     kind = getattr(exc, "kind", "error")
     return kind if kind in ("unavailable", "auth", "refused") else "error"
 
@@ -754,7 +763,7 @@ def run_record(run: DatasetRun, cell: dict[str, Any], cases: dict[str, TestCase]
         run_id=cell["run_id"], batch_id=run.batch_id, suite=run.dataset.name, scenario=cell["test_id"], tier=TIER,
         agent=target.prefix, model=target.model,
         status="error" if error else "completed",
-        failure_class=("infra" if kind in ("unavailable", "timeout") else "harness") if error else None,
+        failure_class=("infra" if kind in ("unavailable", "timeout", "connect", "dns") else "harness") if error else None,
         completed_at=cell.get("finished_at"),
         total_score=score, weighted_score=score,
         is_successful=status == "passed",

@@ -144,7 +144,7 @@ def classify_transport(exc: BaseException) -> tuple[str, str] | None:
     return None
 
 
-def _safe_url(url: str) -> str:
+def safe_url(url: str) -> str:
     """``url`` without user information, query or fragment (they may hold credentials)."""
     try:
         parts = urlsplit(url)
@@ -169,7 +169,7 @@ def failed_url(exc: BaseException) -> str | None:
             request = None
         url = getattr(request, "url", None)
         if url is not None:
-            safe = _safe_url(str(url))
+            safe = safe_url(str(url))
             if safe:
                 return safe
     for cause in chain:
