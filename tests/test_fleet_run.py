@@ -632,7 +632,7 @@ def test_a_cell_is_recorded_completed_only_once_its_runs_are_stored(tmp_path, mo
     assert [line["state"] for line in lines_of(run_dir / "cells.jsonl")] == ["completed", "completed"]
 
 
-def test_a_fleet_names_its_judge_and_never_calls_one_for_a_provider_at_its_own_base_url(tmp_path, mock, monkeypatch):
+def test_item1_a_fleet_names_its_judge_and_never_calls_one_for_a_provider_at_its_own_base_url(tmp_path, mock, monkeypatch):
     """First hour, item 1, for fleets: global_settings.judge (bench fleet --judge) names the
     judge of suite profiles; without one, a provider at a base URL of its own gets none, even
     with a provider key in the environment."""

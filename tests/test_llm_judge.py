@@ -240,7 +240,7 @@ def test_judged_run_stores_the_judge_score_and_its_tokens_apart_from_the_agent(t
 # --------------------------------------------------------------------------- the judge policy
 
 
-def test_a_local_base_url_never_sends_the_agents_code_to_a_judge_host_nobody_named(tmp_path, monkeypatch):
+def test_item1_a_local_base_url_never_sends_the_agents_code_to_a_judge_host_nobody_named(tmp_path, monkeypatch):
     """First hour, item 1: with any OPENAI_API_KEY and the agent's model at a local --base-url,
     no judge call goes to api.openai.com; the judge is skipped, saying how to name one."""
     import shutil
@@ -272,7 +272,7 @@ def test_a_local_base_url_never_sends_the_agents_code_to_a_judge_host_nobody_nam
     assert record.failure_class != "infra" and record.metadata["judge"] == "none"
 
 
-def test_without_a_base_url_the_judge_is_the_agents_own_provider(monkeypatch):
+def test_item1_without_a_base_url_the_judge_is_the_agents_own_provider(monkeypatch):
     from harness.evaluators.llm_judge import JudgeChoice, resolve_judge
     from harness.scenarios import JudgeConfig
 
