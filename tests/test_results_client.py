@@ -151,14 +151,17 @@ def test_stats_include_totals_and_agents(client):
     assert stats["totalRuns"] == 1 and stats["agents"][0]["agent"] == "oracle"
 
 
-def test_open_client_without_url_uses_results_bench_db_in_the_current_directory(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+def test_open_client_without_url_uses_the_projects_store_found_from_a_subdirectory(tmp_path, monkeypatch):
+    (tmp_path / "results").mkdir()
+    (tmp_path / "suites" / "deep").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "suites" / "deep")
     for var in ("ZE_BENCHMARKS_WORKER_URL", "ZE_BENCHMARKS_DB", "ZE_BENCHMARKS_SPOOL_DIR"):
         monkeypatch.delenv(var, raising=False)
     with open_client() as c:
         assert isinstance(c.transport, InProcessTransport)
         c.post_run(make_run())
     assert (tmp_path / "results" / "bench.db").exists()
+    assert not (tmp_path / "suites" / "deep" / "results").exists()
 
 
 def test_open_client_reads_worker_url_and_key_from_the_environment(tmp_path, monkeypatch, dev_server):

@@ -20,6 +20,18 @@ from worker.local import LocalWorker
 from worker.messages import Request
 
 
+def _cannot_create(path: str) -> str | None:
+    """Why a store file could not be created at ``path`` (checked without creating anything)."""
+    parent = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        return f"{parent} is not a directory"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"{parent} is not writable"
+    return None
+
+
 class InProcessTransport:
     """The worker core on ``db_path``, created and migrated on the first write.
 
@@ -32,6 +44,10 @@ class InProcessTransport:
         # A key private to this process: writes are authenticated exactly as over HTTP.
         self._key = secrets.token_urlsafe(24)
         self._on_disk = os.path.exists(db_path)
+        if not self._on_disk:
+            problem = _cannot_create(db_path)
+            if problem:
+                raise ResultsError(f"cannot open the results database {db_path}: {problem}")
         self._worker = self._open(db_path if self._on_disk else ":memory:")
         self.description = f"in-process worker on {os.path.relpath(db_path) if not os.path.isabs(db_path) else db_path}"
         self.destination = "sqlite:" + os.path.abspath(db_path)
