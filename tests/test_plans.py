@@ -231,7 +231,7 @@ def test_resume_runs_only_the_missing_cells_and_refuses_a_changed_scenario(env):
     forced = bench("demo", "--agent", "oracle", "-n", "4", "--resume", "r1", "--force")
     assert forced.exit_code == 0, forced.output
     assert len(_runs("r1")) == 8
-    assert bench("demo", "--agent", "oracle", "--resume", "nosuch").exit_code == 2
+    assert bench("demo", "--agent", "oracle", "--resume", "nosuch").exit_code == 1  # not in the store
 
 
 def test_retry_errors_redoes_only_infra_and_harness_errors(env, monkeypatch):

@@ -155,7 +155,7 @@ def test_judge_category_without_percentage_has_weight_one():
     assert parse_judge_category({"name": "Code Quality", "weight": 20})[:2] == ("code_quality", 20.0)
 
 
-def test_misspelled_key_inside_known_block_is_a_warning(tmp_path):
+def test_a_misspelled_key_at_any_level_is_an_error(tmp_path):
     make_scenario(tmp_path, yaml_text="""\
 validation:
   commands:
@@ -168,9 +168,9 @@ heuristic_checks:
       wieght: 2
 future_block: {anything: 1}
 """)
-    scenario = load_scenario("demo", "add-one", tmp_path)
-    assert any("heuristic_checks.files[0].wieght" in w and "'weight'" in w for w in scenario.warnings)
-    assert not any("future_block" in w for w in scenario.warnings)
+    with pytest.raises(ScenarioError, match=r"heuristic_checks\.files\[0\]\.wieght: unknown key "
+                                            r"\(did you mean 'weight'\?\); also unknown: future_block"):
+        load_scenario("demo", "add-one", tmp_path)
 
 
 @pytest.mark.parametrize(("block", "fragment"), [
