@@ -67,6 +67,9 @@ class Scenario:
     allow_fetch_url: bool = False
     sandbox_network: bool = False  # sandbox.network: commands may use the network
     sandbox_limits: dict[str, int] = field(default_factory=dict)  # sandbox.* limits as written
+    #: The build context (a directory holding a Dockerfile or Containerfile) of the image the
+    #: scenario's commands need; None: the host's runtime serves (bwrap or process group).
+    environment: Path | None = None
     raw: dict[str, Any] = field(default_factory=dict)  # the YAML as read
     warnings: list[str] = field(default_factory=list)
 

@@ -6,8 +6,9 @@ connection (``connect``), a host name that does not resolve (``dns``), a real ti
 connection and the HTTP statuses apart, through both async transports (the SDK's aiohttp client,
 which names a refused connection a connect timeout, and the httpx bridge). ``bench stress`` and
 ``bench dataset`` against a port nothing listens on end as failed (exit 1) with one line naming
-the class and the URL; against loopback servers that answer, nothing changes. Host names that do
-not resolve are simulated at the HTTP layer (respx): no test resolves a name.
+the class and the URL; against loopback servers that answer, nothing changes. A host name that
+does not resolve is simulated at the resolver (``socket.getaddrinfo`` refuses ``*.invalid``):
+no test resolves a name.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ import errno
 import json
 import socket
 import ssl
+import threading
 
 import httpx
 import httpx2
 import pytest
-import respx
 from click.testing import CliRunner
 
 from harness.cli.bench import main
@@ -37,7 +38,7 @@ from test_stress import make_stub
 __all__ = ["env", "mock_server"]  # fixtures shared with test_dataset_run
 
 TRANSPORTS = ["aiohttp", "httpx"]
-NOWHERE = "http://model.invalid/v1"  # answered by respx only: never resolved
+NOWHERE = "http://model.invalid/v1"  # never resolved (see the unresolvable fixture)
 
 
 @pytest.fixture
@@ -46,6 +47,20 @@ def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+@pytest.fixture
+def unresolvable(monkeypatch):
+    """The resolver refuses every ``*.invalid`` host name as the system's would (EAI_NONAME)."""
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, *args, **kwargs):
+        name = host.decode() if isinstance(host, bytes) else host
+        if name and name.endswith(".invalid"):
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
 
 
 @pytest.fixture
@@ -174,8 +189,6 @@ def test_item6_a_real_timeout_and_a_broken_connection_keep_their_classes(transpo
                 conn.recv(65536)
                 conn.close()
 
-    import threading
-
     threading.Thread(target=accept, daemon=True).start()
     url = f"http://127.0.0.1:{server.getsockname()[1]}/v1"
     provider = get_provider("openai-compatible", base_url=url)
@@ -201,13 +214,8 @@ def test_item6_a_real_timeout_and_a_broken_connection_keep_their_classes(transpo
     assert error_class(hung_up) == "connection" and url in str(hung_up)
 
 
-@respx.mock
-def test_item6_a_host_name_that_does_not_resolve_is_dns():
-    def unresolved(request):
-        raise httpx.ConnectError("[Errno -2] Name or service not known") from socket.gaierror(
-            socket.EAI_NONAME, "Name or service not known")
-
-    respx.post(f"{NOWHERE}/chat/completions").mock(side_effect=unresolved)
+@pytest.mark.parametrize("transport", TRANSPORTS, indirect=True)
+def test_item6_a_host_name_that_does_not_resolve_is_dns(transport, unresolvable):
     error = one_request(NOWHERE)
     assert error_class(error) == "dns" and error.reason == "connection"
     assert str(error) == (f"openai-compatible: DNS lookup failed for {NOWHERE}/chat/completions "
@@ -238,12 +246,7 @@ def test_item6_stress_against_a_closed_port_fails_at_once_as_connect(transport, 
     assert len(record.steps) == 1
 
 
-@respx.mock
-def test_item6_stress_against_a_host_that_does_not_resolve_fails_as_dns():
-    def unresolved(request):
-        raise httpx.ConnectError("no such host") from socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-
-    respx.post(f"{NOWHERE}/chat/completions").mock(side_effect=unresolved)
+def test_item6_stress_against_a_host_that_does_not_resolve_fails_as_dns(unresolvable):
     record = run_stress(stress_options(NOWHERE, "ramp", max_concurrency=2, step_requests=2)).record
     assert record.status == "failed" and record.summary["requests"] == 1
     assert record.summary["stopReason"].startswith(f"nothing answered: openai-compatible: DNS lookup failed for "
@@ -328,12 +331,7 @@ def test_item6_bench_dataset_against_a_closed_port_exits_1_with_one_line(tmp_pat
     assert summary["overall"]["error_kinds"] == {"connect": len(CASES)}
 
 
-@respx.mock
-def test_item6_dataset_cells_tell_dns_from_connect_and_are_stored_as_infra(tmp_path):
-    def unresolved(request):
-        raise httpx.ConnectError("no such host") from socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-
-    respx.post(f"{NOWHERE}/chat/completions").mock(side_effect=unresolved)
+def test_item6_dataset_cells_tell_dns_from_connect_and_are_stored_as_infra(tmp_path, unresolvable):
     opts = DatasetRunOptions(dataset=str(write_dataset(tmp_path / "d.json")), output_dir=tmp_path / "out",
                              targets=[parse_target("openai-compatible:m", base_url=NOWHERE)], max_attempts=1,
                              concurrency=2)
@@ -343,7 +341,7 @@ def test_item6_dataset_cells_tell_dns_from_connect_and_are_stored_as_infra(tmp_p
     assert report.no_answer_reason(result.cells, {"openai-compatible:m": NOWHERE}) == (
         f"nothing answered: every request failed (dns {len(CASES)}): openai-compatible: DNS lookup failed for "
         f"{NOWHERE}/chat/completions (Name or service not known)")
-    cases = {c.id: c for c in run.dataset.test_cases}
+    cases = {c.id: c for c in run.dataset.cases}
     record = run_record(run, result.cells[0], cases, "none")
     assert (record.status, record.failure_class) == ("error", "infra")
 
@@ -371,4 +369,4 @@ def test_item6_bench_dataset_that_is_answered_is_unchanged(tmp_path, mock_server
     result = bench(*dataset_args(write_dataset(tmp_path / "d.json"), partial.base_url, out2, "--concurrency", "1"))
     assert result.exit_code == 0, result.output
     assert "nothing answered" not in result.output
-    assert sorted(c["error_kind"] or "-" for c in lines_of(out2)).count("unavailable") == 2
+    assert [c["error_kind"] for c in lines_of(out2)].count("unavailable") == 2

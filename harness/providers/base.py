@@ -307,7 +307,9 @@ def classify_sdk_error(provider: str, exc: Exception, sdk: Any) -> Exception:
     from harness.providers.retry import is_retryable_status, parse_retry_after
 
     cause: BaseException | None = exc
-    while cause is not None:
+    seen: set[int] = set()
+    while cause is not None and id(cause) not in seen:  # a chain may loop back on itself
+        seen.add(id(cause))
         if isinstance(cause, ResponseTooLarge):
             # What the model sent, not an outage: not retried, and the run's, not the provider's.
             return ProviderError(f"{provider}: {cause}", kind="refused")
