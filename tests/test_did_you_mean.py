@@ -171,3 +171,16 @@ def test_item6_the_helper_suggests_only_a_close_word():
     assert did_you_mean("qqzzxx", ["id", "validation", "tools"]) == ""
     assert did_you_mean("nope", ["openai", "oracle"]) == ""  # alike in three letters is not close
     assert did_you_mean("anything", []) == ""
+
+
+def test_item6_a_dry_run_refuses_an_agent_that_does_not_exist(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from harness.cli.bench import main
+    from scenario_builders import make_scenario
+
+    make_scenario(tmp_path / "suites")
+    monkeypatch.setenv("ZE_BENCHMARKS_SUITES_DIR", str(tmp_path / "suites"))
+    monkeypatch.setenv("ZE_BENCHMARKS_DB", str(tmp_path / "bench.db"))
+    result = CliRunner().invoke(main, ["demo", "--agent", "oracel", "--dry-run"])
+    assert result.exit_code == 2 and "did you mean 'oracle'" in result.output

@@ -294,7 +294,11 @@ def _unknown_word(word: str, suites: list[str]) -> str:
 
 def _check_agents(pairs: list[tuple[str, str | None]], agent_options: dict[str, Any], max_cost: float | None,
                   warn_only: bool) -> None:
+    from harness.agents import is_agent, unknown_agent
+
     for agent, model in pairs:
+        if not is_agent(agent):
+            _fail(str(unknown_agent(agent)))  # even a dry run cannot plan for an agent that does not exist
         problem = _agent_problem(agent, model, agent_options, max_cost)
         if problem and warn_only:
             click.echo(f"warning: {problem}", err=True)
