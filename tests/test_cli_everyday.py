@@ -215,7 +215,7 @@ def test_history_specialist_without_matches_says_why(store):
     result = bench("history", "--specialist", "python-fixer")
     assert result.exit_code == 0
     assert result.stdout.splitlines() == [
-        "No runs match.",
+        f"No runs match in sqlite:{store}.",
         "--specialist python-fixer: matched bare or under any scope (@scope/python-fixer).",
         "Specialists of stored runs: @zebench/python-bugfixer",
     ]
