@@ -322,6 +322,10 @@ class _Held(BaseHTTPRequestHandler):
     lock = threading.Lock()
     active = 0
     peak = 0
+    #: With ``released`` (an Event), each request is held until ``release_at`` are in at once
+    #: (or ``hold_s`` passes): concurrency is then seen however slowly the machine runs.
+    release_at: int | None = None
+    released: threading.Event | None = None
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         self.rfile.read(int(self.headers["content-length"]))
@@ -329,7 +333,12 @@ class _Held(BaseHTTPRequestHandler):
         with cls.lock:
             cls.active += 1
             cls.peak = max(cls.peak, cls.active)
-        time.sleep(cls.hold_s)
+            if cls.released is not None and cls.release_at is not None and cls.active >= cls.release_at:
+                cls.released.set()
+        if cls.released is not None:
+            cls.released.wait(cls.hold_s)
+        else:
+            time.sleep(cls.hold_s)
         with cls.lock:
             cls.active -= 1
         body = json.dumps(openai_body({"content": "ok"}, model="stub")).encode()
@@ -351,6 +360,10 @@ def _held_server():
 @pytest.mark.parametrize("max_connections, calls", [(12, 12), (3, 9)])
 def test_calls_in_flight_are_bounded_by_the_pool_size_only(max_connections, calls):
     handler, server = _held_server()
+    if max_connections >= calls:
+        # Held until more than half are in at once (at most 10 s): sent one after the other,
+        # they would never be.
+        handler.release_at, handler.released, handler.hold_s = calls // 2 + 1, threading.Event(), 10.0
     try:
         provider = get_provider("openai-compatible", base_url=f"http://127.0.0.1:{server.server_port}/v1",
                                 max_connections=max_connections)
