@@ -71,6 +71,34 @@ def check_bwrap() -> Check:
     return Check("bwrap", "missing", problem, fix, need)
 
 
+def check_containers() -> Check:
+    from harness.sandbox import CONTAINER_KINDS
+    from harness.sandbox.container import container_executable, detect_runtime, probe
+
+    need = "scenarios that bring their own image (sandbox.image), and --sandbox podman|docker"
+    found = [kind for kind in CONTAINER_KINDS if container_executable(kind)]
+    if not found:
+        return Check("containers", "missing", "neither podman nor docker is installed", _install("podman runc"), need)
+    problems = []
+    for kind in found:
+        problem = probe(kind)
+        if problem is None:
+            runtime = detect_runtime(kind)
+            detail = f"{kind} {runtime.version}: containers start here"
+            if runtime.notes:
+                detail += f", with {'; '.join(runtime.notes)}"
+            return Check("containers", "ok", detail, None, need)
+        problems.append(f"{kind}: {problem}")
+    text = " ".join(problems).lower()
+    if "podman" not in found:
+        fix = f"{_install('podman runc')} (or start the docker daemon: sudo systemctl start docker)"
+    elif "crun" in text or "cgroup" in text:
+        fix = f"{_install('runc')}: podman is then run with --runtime runc --cgroup-manager cgroupfs"
+    else:
+        fix = "see `podman info` and `podman run --rm --network none <image> true` for the runtime's own message"
+    return Check("containers", "missing", "; ".join(problems), fix, need)
+
+
 def check_cgroups() -> Check:
     from harness.sandbox.limits import cgroup_support
 
@@ -212,7 +240,8 @@ def check_results_store() -> Check:
 
 
 CHECKS: tuple[Callable[[], Check], ...] = (
-    check_results_store, check_bwrap, check_sandbox_user, check_cgroups, check_prlimit, check_pytest, check_node, check_pnpm, check_chromium,
+    check_results_store, check_bwrap, check_containers, check_sandbox_user,
+    check_cgroups, check_prlimit, check_pytest, check_node, check_pnpm, check_chromium,
     check_agent_clis, check_local_model,
 )
 

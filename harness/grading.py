@@ -406,13 +406,14 @@ def prepare_grading(scenario: "Scenario", agent_workspace: Path, root: Path) -> 
 
 
 class GradingSession:
-    """A grading copy of ``agent_workspace`` and a fresh sandbox of ``kind`` on it, with the
+    """A grading copy of ``agent_workspace`` and a fresh sandbox of ``kind`` on it (a container
+    backend: a fresh container of ``image``, None for the host-runtime image), with the
     :class:`~harness.evaluators.base.EvaluationContext` the evaluators get. Use it as a context
     manager: leaving it closes the sandbox and removes the copy and its reports."""
 
     def __init__(self, scenario: "Scenario", agent_workspace: Path, kind: str, root: Path | None = None, *,
                  prompt: str = "", agent_result: "AgentResult | None" = None, diff: "WorkspaceDiff | None" = None,
-                 use_cache: bool = True, judge: Any = None) -> None:
+                 use_cache: bool = True, judge: Any = None, image: Any = None) -> None:
         from harness.evaluators.base import EvaluationContext
         from harness.evaluators.heuristic_checks import script_mounts
         from harness.sandbox import Mount, SandboxSpec, open_sandbox
@@ -425,7 +426,7 @@ class GradingSession:
                                mounts=(Mount(self.copy.reports, REPORTS_INNER, writable=True),
                                        Mount(self.copy.pytest_config), Mount(GUARD_DIR, GUARD_INNER),
                                        *script_mounts(scenario)))
-            self.sandbox = open_sandbox(self.copy.path, spec)
+            self.sandbox = open_sandbox(self.copy.path, spec, image)
             self.copy.adopt = self.sandbox.adopt
             self.sandbox.adopt(self.copy.reports)
         except BaseException:

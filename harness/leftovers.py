@@ -7,7 +7,9 @@ outside bubblewrap. Everything it creates therefore carries its pid in its name
 (``ZEBENCH_SANDBOX_ID=<pid>-...``). :func:`sweep` removes the directories, and kills the
 processes, of harness processes that are no longer alive. (Cgroups of dead harness processes
 are swept too; with bubblewrap, commands die with the harness anyway, except one killed in
-the moment between its start and bubblewrap's own setup.)
+the moment between its start and bubblewrap's own setup. A container backend's containers die
+with their processes, whose init carries the marker too, and are removed by
+:func:`harness.sandbox.container.sweep_containers`.)
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from harness.trees import remove_tree
 
 _OWNED = re.compile(r"-p(\d+)-")
 TEMP_PREFIXES = ("zebench-sandbox-", "zebench-reports-", "zebench-tools-", "zebench-probe-", "zebench-egress-",
-                 "zebench-agent-home-")
+                 "zebench-agent-home-", "zebench-image-")
 MARKER_VAR = "ZEBENCH_SANDBOX_ID"
 
 
@@ -101,6 +103,9 @@ def sweep(workspaces_root: Path | None = None) -> SweepReport:
             except Exception as exc:  # noqa: BLE001 - one bad leftover never stops a command
                 report.skipped.append(f"{entry.path}: {type(exc).__name__}: {exc}")
     report.killed = _kill_orphans()
+    from harness.sandbox.container import sweep_containers
+
+    report.removed += [f"container {name}" for name in sweep_containers()]
     from harness.sandbox.limits import cgroup_support
 
     cgroup_support()  # finding the cgroups also removes those of dead harness processes

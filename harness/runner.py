@@ -79,7 +79,22 @@ from harness.results.records import (
     new_batch_id,
     new_run_id,
 )
-from harness.sandbox import CommandResult, SandboxSpec, open_sandbox, resolve_mode
+from harness.sandbox import (
+    CONTAINER_KINDS,
+    MODES,
+    CommandResult,
+    EnvironmentChoice,
+    SandboxSpec,
+    SandboxUnavailable,
+    build_environment,
+    choose_environment,
+    default_mode,
+    open_sandbox,
+    resolve_mode,
+)
+from harness.sandbox.bwrap import probe as bwrap_probe
+from harness.sandbox.container import detect_runtime
+from harness.sandbox.images import ContainerImage
 from harness.scenarios import Scenario, TierPrompt
 from harness.scoring import RunScore, score_run
 from harness.tools import ToolConfig
@@ -165,7 +180,9 @@ class RunOptions:
     specialist: Specialist | None = None
     agent_grace_s: float = 10.0  # how long past its deadline an agent may take to return
     metadata: dict[str, Any] = field(default_factory=dict)  # copied into every run's metadata
-    sandbox: str | None = None  # bwrap | none; None: resolved from --sandbox/ZE_BENCHMARKS_SANDBOX (auto)
+    # bwrap | none | podman | docker, or auto (resolved per scenario: a scenario declaring an image
+    # gets a container backend); None: from ZE_BENCHMARKS_SANDBOX, else auto
+    sandbox: str | None = None
     judge: JudgeChoice = field(default_factory=JudgeChoice)  # auto, none, or PROVIDER:MODEL
     control: BatchControl | None = None  # interrupt/abort from outside (Ctrl-C); one is made if None
 
@@ -222,7 +239,7 @@ class BatchOutcome:
     warmup: WarmupResult | None = None
     post_error: str | None = None
     batch_post: str | None = None  # how the batch record went: stored, duplicate, spooled, None
-    sandbox: str = ""  # the backend every run used
+    sandbox: str = ""  # the backend every run used ("bwrap, podman" when scenarios differ)
     judge: ResolvedJudge | None = None
     preflight_error: str | None = None  # why no agent ran (a missing program), if so
     interrupted: bool = False  # stopped on request; runs that never started are not in ``runs``
@@ -349,13 +366,26 @@ def prepare_agent(agent: Any, scenario: Scenario) -> None:
         agent.provide_reference_solution(scenario.solution_dir)
 
 
+def _sandbox_mode(options: RunOptions) -> str:
+    """The plan's sandbox mode: a kind, or ``auto`` (resolved per scenario)."""
+    return (options.sandbox or default_mode()).strip().lower()
+
+
 def _sandbox_kind(options: RunOptions) -> str:
-    return options.sandbox or resolve_mode().kind
+    mode = _sandbox_mode(options)
+    return resolve_mode(mode).kind if mode == "auto" else mode
 
 
-def run_warmup(scenario: Scenario, options: RunOptions) -> WarmupResult | None:
+def scenario_environment(scenario: Scenario, mode: str) -> EnvironmentChoice:
+    """Where ``scenario``'s commands run under ``--sandbox MODE`` (see
+    :func:`harness.sandbox.choose_environment`)."""
+    return choose_environment(mode, scenario.environment)
+
+
+def run_warmup(scenario: Scenario, options: RunOptions, image: ContainerImage | None = None) -> WarmupResult | None:
     """Run the scenario's warmup in a sandbox on a scratch copy of the fixture (never in the
-    fixture itself), then delete the copy. None when the scenario has no warmup."""
+    fixture itself), then delete the copy. None when the scenario has no warmup. ``image``: what
+    a container backend starts (the scenario's own image)."""
     warmup = scenario.warmup
     if not warmup:
         return None
@@ -365,7 +395,7 @@ def run_warmup(scenario: Scenario, options: RunOptions) -> WarmupResult | None:
         timeout = float(warmup.get("timeout_seconds", DEFAULT_WARMUP_TIMEOUT_S))
         if warmup.get("commands"):
             result = WarmupResult(ok=True, kind="commands")
-            with open_sandbox(scratch.path, agent_sandbox_spec(scenario, kind)) as sandbox:
+            with open_sandbox(scratch.path, agent_sandbox_spec(scenario, kind), image) as sandbox:
                 for item in warmup["commands"]:
                     command = item["cmd"] if isinstance(item, dict) else str(item)
                     outcome = sandbox.run(command, timeout_s=timeout)
@@ -377,7 +407,7 @@ def run_warmup(scenario: Scenario, options: RunOptions) -> WarmupResult | None:
         if warmup.get("prompt"):
             agent = create_agent(options.agent, options.model, **options.agent_options)
             prepare_agent(agent, scenario)
-            sandbox = open_sandbox(scratch.path, agent_sandbox_spec(scenario, kind, _agent_needs(agent, kind)))
+            sandbox = open_sandbox(scratch.path, agent_sandbox_spec(scenario, kind, _agent_needs(agent, kind)), image)
             ctx = AgentContext(prompt=str(warmup["prompt"]), sandbox=sandbox,
                                budgets=replace(options.budgets or Budgets(), timeout_s=timeout),
                                tools=ToolConfig(scenario.oracle_answers, scenario.allow_fetch_url),
@@ -406,14 +436,17 @@ def unenforceable_budget(agent: Any, budgets: Budgets | None) -> str | None:
     return f"--max-cost cannot be enforced: {reason}; see `bench prices`, or run without --max-cost"
 
 
-def check_tools(scenario: Scenario, kind: str) -> str | None:
+def check_tools(scenario: Scenario, kind: str, image: ContainerImage | None = None) -> str | None:
     """Why the scenario cannot be graded on this machine (a program or python module its
-    commands run is missing), or None. Checked once per batch, in a sandbox of ``kind``."""
+    commands run is missing), or None. Checked once per batch, in a sandbox of ``kind`` (a
+    container backend: started from ``image``, None for the host-runtime image)."""
     commands = scenario_commands(scenario)
     if not commands:
         return None
+    if image is None and kind in CONTAINER_KINDS and bwrap_probe() is None:
+        kind = "bwrap"  # the host-runtime image sees what bwrap sees: the same mounts and PATH
     with tempfile.TemporaryDirectory(prefix=owned("zebench-tools-")) as tmp:
-        with open_sandbox(Path(tmp), agent_sandbox_spec(scenario, kind)) as sandbox:
+        with open_sandbox(Path(tmp), agent_sandbox_spec(scenario, kind), image) as sandbox:
             missing = missing_tools(sandbox, commands)
     if not missing:
         return None
@@ -480,6 +513,8 @@ class BatchSetup:
     control: BatchControl = field(default_factory=BatchControl)
     group: Group | None = None  # the plan's group, for the cell metadata every run carries
     warmup_ms: float | None = None  # the warmup's wall time, once for the group's runs
+    environment: EnvironmentChoice | None = None  # the backend and the scenario's image, if it declares one
+    image: ContainerImage | None = None  # the scenario's image, built (None: the host's runtime)
 
 
 def _cache_metadata(agent_result: AgentResult, results: list[EvaluatorResult]) -> dict[str, Any]:
@@ -490,6 +525,13 @@ def _cache_metadata(agent_result: AgentResult, results: list[EvaluatorResult]) -
     if agent_result.replayed_latencies_ms:
         meta["replayedLatenciesMs"] = [round(x, 1) for x in agent_result.replayed_latencies_ms]
     return meta
+
+
+def _sandbox_metadata(setup: BatchSetup, described: dict[str, Any]) -> dict[str, Any]:
+    """A run's ``metadata.sandbox``: what its sandbox said of itself, and the image the scenario
+    declares when it was not used (an explicit host backend, or no container backend here)."""
+    unused = setup.environment.describe() if setup.environment is not None else None
+    return {**described, "image": unused} if unused is not None else described
 
 
 def execute_run(scenario: Scenario, prompt: TierPrompt, options: RunOptions, batch_id: str, iteration: int,
@@ -540,7 +582,7 @@ def execute_run(scenario: Scenario, prompt: TierPrompt, options: RunOptions, bat
         if progress:
             progress(RunEvent(run_id, iteration, name, cell=cell))
 
-    record.metadata["sandbox"] = {"kind": setup.sandbox}
+    record.metadata["sandbox"] = _sandbox_metadata(setup, {"kind": setup.sandbox})
     record.metadata["judge"] = setup.judge.identity
     record.metadata["priceTable"] = price_table_version()  # the prices its costs were computed with
     workspace = None
@@ -611,8 +653,8 @@ def _agent_and_evaluate(scenario: Scenario, prompt: TierPrompt, options: RunOpti
     except Exception as exc:  # noqa: BLE001 - e.g. missing credentials: the agent could not start
         agent_result = AgentResult(status="error", error=f"{type(exc).__name__}: {exc}")
     else:
-        sandbox = open_sandbox(workspace, agent_sandbox_spec(scenario, setup.sandbox, needs))
-        record.metadata["sandbox"] = sandbox.describe()
+        sandbox = open_sandbox(workspace, agent_sandbox_spec(scenario, setup.sandbox, needs), setup.image)
+        record.metadata["sandbox"] = _sandbox_metadata(setup, sandbox.describe())
         control = setup.control
         ctx = AgentContext(prompt=prompt.text, sandbox=sandbox, budgets=budgets,
                            tools=ToolConfig(scenario.oracle_answers, scenario.allow_fetch_url),
@@ -690,7 +732,7 @@ def _agent_and_evaluate(scenario: Scenario, prompt: TierPrompt, options: RunOpti
         with outcome.phases.measure("grading.copy"):
             session = GradingSession(scenario, workspace, setup.sandbox, options.workspaces_root, prompt=prompt.text,
                                      agent_result=agent_result, diff=diff, use_cache=options.use_cache,
-                                     judge=setup.judge)
+                                     judge=setup.judge, image=setup.image)
         with session as grading:
             setup.control.register(grading.sandbox)
             limit_s = grading_deadline_s(scenario)
@@ -783,8 +825,14 @@ def _grading_phases(outcome: RunOutcome, timings: dict[str, float], total_ms: fl
 
 
 def plan_sandbox(options: RunOptions) -> str:
-    """The sandbox kind every run of a plan uses (resolved once)."""
-    return _sandbox_kind(options)
+    """The plan's sandbox mode: the kind every run uses, or ``auto``, resolved per scenario
+    (the host backend, or a container backend for a scenario that declares an image)."""
+    mode = _sandbox_mode(options)
+    if mode not in MODES:
+        raise ValueError(f"unknown sandbox mode {mode!r}; choose one of {', '.join(MODES)}")
+    if mode == "auto":
+        resolve_mode(mode)  # an impossible setting (root without setpriv) fails before anything runs
+    return mode
 
 
 def group_judge(options: RunOptions, agent: str) -> JudgeChoice:
@@ -795,11 +843,16 @@ def group_judge(options: RunOptions, agent: str) -> JudgeChoice:
 
 def fill_config(plan: Plan, options: RunOptions, kind: str) -> None:
     """Compute each group's config parts (and so its ``config_hash``): the judge it would get,
-    the sandbox kind, the budgets, base URL and timeout."""
+    the sandbox (its kind, and the content hash of the scenario's image when one is started;
+    ``kind`` may be ``auto``), the budgets, base URL and timeout."""
+    environments: dict[str, str] = {}
     for group in plan.groups:
         judge = resolve_judge(group.scenario.llm_judge, group_judge(options, group.agent))
+        key = group.scenario.key
+        if key not in environments:
+            environments[key] = scenario_environment(group.scenario, kind).config_text()
         group.parts = config_parts(group.scenario, group.prompt, agent_identity(group.agent), group.model,
-                                   group.specialist, kind,
+                                   group.specialist, environments[key],
                                    judge.identity, options.budgets, options.agent_options.get("base_url"),
                                    options.timeout_minutes, cache_mode(options))
 
@@ -819,27 +872,52 @@ def _check_options(options: RunOptions, agents: list[tuple[str, str | None]]) ->
             raise ValueError(problem)
 
 
+def _scenario_setup(scenario: Scenario, mode: str) -> tuple[EnvironmentChoice, ContainerImage | None, str | None]:
+    """The scenario's backend, its image built (or found in the cache), and why its runs
+    cannot start (a refused or unbuildable image, a missing program), or None."""
+    environment = scenario_environment(scenario, mode)
+    if environment.refused is not None:
+        return environment, None, f"{scenario.key} cannot run here: {environment.refused}"
+    try:
+        if environment.kind in CONTAINER_KINDS:
+            detect_runtime(environment.kind)  # said once here rather than by every run
+    except SandboxUnavailable as exc:
+        return environment, None, f"{scenario.key} cannot run here: {exc}"
+    try:
+        image = build_environment(environment)
+    except Exception as exc:  # noqa: BLE001 - the runs are stored as infra errors
+        return environment, None, f"{scenario.key}: its image (sandbox.image) could not be built: {exc}"
+    try:
+        checked = (check_tools(scenario, environment.kind) if image is None
+                   else check_tools(scenario, environment.kind, image))
+        return environment, image, checked
+    except Exception as exc:  # noqa: BLE001 - the runs are stored as infra errors
+        return environment, image, f"the tools check could not run: {type(exc).__name__}: {exc}"
+
+
 def _prepare_group(group: Group, options: RunOptions, kind: str, control: BatchControl,
-                   tools_checked: dict[str, str | None]) -> tuple[BatchSetup, RunOptions]:
-    """The group's judge, hash, tools check (once per scenario) and warmup (once per group)."""
+                   tools_checked: dict[str, tuple[EnvironmentChoice, ContainerImage | None, str | None]],
+                   ) -> tuple[BatchSetup, RunOptions]:
+    """The group's judge, hash, backend, image and tools check (once per scenario) and warmup
+    (once per group). ``kind`` is the plan's sandbox mode (``auto`` resolved per scenario)."""
+    key = group.scenario.key
+    if key not in tools_checked:
+        tools_checked[key] = _scenario_setup(group.scenario, kind)
+    environment, image, blocked = tools_checked[key]
     group_options = replace(options, agent=group.agent, model=group.model, specialist=group.specialist,
                             metadata={**options.metadata, **(group.specialist.run_metadata(group.model)
-                                                            if group.specialist is not None else {})})
+                                                            if group.specialist is not None else {})},
+                            sandbox=environment.kind)
     judge = resolve_judge(group.scenario.llm_judge, group_judge(options, group.agent))
     if not group.parts:
         fill_config(Plan("", [group], 1), options, kind)
-    setup = BatchSetup(config_hash=group.config_hash, sandbox=kind, judge=judge, control=control, group=group)
-    key = group.scenario.key
-    if key not in tools_checked:
-        try:
-            tools_checked[key] = check_tools(group.scenario, kind)
-        except Exception as exc:  # noqa: BLE001 - the runs are stored as infra errors
-            tools_checked[key] = f"the tools check could not run: {type(exc).__name__}: {exc}"
-    setup.blocked = tools_checked[key]
+    setup = BatchSetup(config_hash=group.config_hash, sandbox=environment.kind, judge=judge, control=control,
+                       group=group, environment=environment, image=image)
+    setup.blocked = blocked
     if setup.blocked is None and not options.skip_warmup and group.iterations:
         started = time.monotonic()
         try:
-            setup.warmup = run_warmup(group.scenario, group_options)
+            setup.warmup = run_warmup(group.scenario, group_options, image)
         except Exception as exc:  # noqa: BLE001 - the runs are stored as infra errors
             setup.warmup = WarmupResult(ok=False, kind="error", error=f"warmup could not run: {type(exc).__name__}: {exc}")
         if setup.warmup is not None:
@@ -871,7 +949,7 @@ def run_plan(plan: Plan, options: RunOptions, client: ResultsClient | None,
             leftovers.sweep(Path(options.workspaces_root))  # a killed earlier batch's workspaces
         except Exception:  # noqa: BLE001 - never a reason for the batch to fail
             pass
-    kind = _sandbox_kind(options)
+    kind = plan_sandbox(options)  # a kind, or auto: resolved per scenario (_prepare_group)
     options = replace(options, sandbox=kind)
     control = options.control or BatchControl()
     poster = _Poster(client) if client is not None else None
@@ -882,7 +960,7 @@ def run_plan(plan: Plan, options: RunOptions, client: ResultsClient | None,
     invocation_id = secrets.token_hex(8)
     live = (ProgressReporter(client, plan.batch_id, invocation_id, cells=total, planned=plan.planned,
                              lock=poster.lock).start() if poster is not None else None)
-    tools_checked: dict[str, str | None] = {}
+    tools_checked: dict[str, tuple[EnvironmentChoice, ContainerImage | None, str | None]] = {}
     prepared: list[tuple[Group, BatchSetup, RunOptions]] = []
     work: list[tuple[int, Group, int]] = []
 
@@ -921,6 +999,7 @@ def run_plan(plan: Plan, options: RunOptions, client: ResultsClient | None,
 
     groups = [g for g, _, _ in prepared] or plan.groups
     setups = [s for _, s, _ in prepared]
+    used = _distinct([s.sandbox for s in setups]) if setups else _sandbox_kind(options)
     meta: dict[str, Any] = {
         "suite": _distinct([g.scenario.suite for g in groups]),
         "scenario": _distinct([g.scenario.name for g in groups]),
@@ -930,7 +1009,7 @@ def run_plan(plan: Plan, options: RunOptions, client: ResultsClient | None,
         "specialist": _distinct([g.specialist_ref for g in groups]),
         "iterations": len(runs) if interrupted else total, "parallel": options.parallel,
         "configHash": _distinct([s.config_hash for s in setups]) if setups else None,
-        "harnessVersion": HARNESS_VERSION, "sandbox": kind,
+        "harnessVersion": HARNESS_VERSION, "sandbox": used,
         "judge": _distinct([s.judge.identity for s in setups]) if setups else None,
         "plannedCells": plan.planned,
         **({"planKey": plan.plan_key} if plan.plan_key else {}),
@@ -962,7 +1041,8 @@ def run_plan(plan: Plan, options: RunOptions, client: ResultsClient | None,
     warmups = [s.warmup for s in setups if s.warmup is not None]
     return BatchOutcome(batch_id=plan.batch_id, runs=runs, batch=batch,
                         warmup=next((w for w in warmups if not w.ok), warmups[0] if warmups else None),
-                        post_error=post_error, batch_post=batch_post, sandbox=kind,
+                        post_error=post_error, batch_post=batch_post,
+                        sandbox=", ".join(used) if isinstance(used, list) else used,
                         judge=first.judge if first else None, preflight_error=blocked, interrupted=interrupted,
                         not_started=total - len(runs))
 
@@ -992,7 +1072,8 @@ def prepare_plan(plan: Plan, options: RunOptions, client: ResultsClient | None, 
                  retry_errors: bool = False, force: bool = False, shard: tuple[int, int] | None = None,
                  existing_batch: bool | None = None) -> str:
     """Fill each group's config parts and fit the plan to what its batch holds
-    (:func:`harness.plan.reconcile`); return the sandbox kind the runs will use.
+    (:func:`harness.plan.reconcile`); return the plan's sandbox mode (:func:`plan_sandbox`: the
+    kind the runs will use, or ``auto``, resolved per scenario).
 
     ``existing_batch`` says whether the batch id was given (so may hold runs); resume, retry and
     shards need the stored runs and raise :class:`PlanError` when the store cannot be read. A

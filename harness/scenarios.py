@@ -143,9 +143,16 @@ def _suites_root(suites_dir: str | Path | None) -> Path:
 def discover_suites(suites_dir: str | Path | None = None) -> list[Suite]:
     """Every suite under ``suites_dir`` with a ``scenarios/`` folder, sorted by name.
 
-    A scenario is a directory under ``<suite>/scenarios/`` holding a ``scenario.yaml``.
+    A scenario is a directory under ``<suite>/scenarios/`` holding a ``scenario.yaml``. A
+    directory of Harbor tasks is a suite too (``suites_dir`` itself when it is one; see
+    :mod:`harness.tasks.harbor`).
     """
     root = _suites_root(suites_dir)
+    from harness.tasks.harbor import task_suites
+
+    tasks = task_suites(root)
+    if tasks and tasks[0].path == root:
+        return tasks
     suites = []
     for child in sorted(root.iterdir()):
         scen_root = child / "scenarios"
@@ -153,7 +160,7 @@ def discover_suites(suites_dir: str | Path | None = None) -> list[Suite]:
             continue
         names = sorted(d.name for d in scen_root.iterdir() if (d / SCENARIO_FILE).is_file())
         suites.append(Suite(name=child.name, path=child, scenarios=names))
-    return suites
+    return sorted(suites + tasks, key=lambda s: s.name)
 
 
 #: Words ``bench`` reads as commands (and those planned): a suite of that name could never be
@@ -335,6 +342,21 @@ def _read_oracle_answers(file: Path) -> dict[str, str]:
     return answers
 
 
+def _environment(file: Path, path: Path, image: str | None) -> Path | None:
+    """``sandbox.image``: the build context (relative to the scenario) of the image its
+    commands need, checked to hold a Containerfile or Dockerfile."""
+    if image is None:
+        return None
+    from harness.sandbox.images import CONTAINERFILES
+
+    context = (path / image).resolve()
+    if not context.is_dir():
+        raise ScenarioError(f"{file}: sandbox.image: directory not found: {context}")
+    if not any((context / name).is_file() for name in CONTAINERFILES):
+        raise ScenarioError(f"{file}: sandbox.image: {context} holds no {' or '.join(CONTAINERFILES)}")
+    return context
+
+
 def load_scenario(suite: str, name: str, suites_dir: str | Path | None = None) -> Scenario:
     """Load ``<suites_dir>/<suite>/scenarios/<name>/scenario.yaml`` into a :class:`Scenario`.
 
@@ -343,6 +365,11 @@ def load_scenario(suite: str, name: str, suites_dir: str | Path | None = None) -
     key at any level, a missing fixture.
     """
     root = _suites_root(suites_dir)
+    from harness.tasks.harbor import load_task, task_suite_path
+
+    task_suite = task_suite_path(root, suite)
+    if task_suite is not None:  # a directory of Harbor tasks
+        return load_task(task_suite, name, suite)
     suite_path, path = _scenario_dir(root, suite, name)
     file = path / SCENARIO_FILE
     raw = _read_yaml(file)
@@ -400,6 +427,7 @@ def load_scenario(suite: str, name: str, suites_dir: str | Path | None = None) -
             raise ScenarioError(f"{file}: heuristic_checks.patterns[{i}].pattern: invalid regular expression "
                                 f"{check.get('pattern')!r}: {exc}") from None
 
+    environment = _environment(file, path, (raw.get("sandbox") or {}).get("image"))
     solution = path / "solution"
     hidden = path / "hidden-tests"
     tools = raw.get("tools") or {}
@@ -432,7 +460,8 @@ def load_scenario(suite: str, name: str, suites_dir: str | Path | None = None) -
         warmup=dict(raw["warmup"]) if raw.get("warmup") else None,
         allow_fetch_url=bool(tools.get("fetch_url", False)),
         sandbox_network=bool((raw.get("sandbox") or {}).get("network", False)),
-        sandbox_limits={k: int(v) for k, v in (raw.get("sandbox") or {}).items() if k != "network"},
+        sandbox_limits={k: int(v) for k, v in (raw.get("sandbox") or {}).items() if k not in ("network", "image")},
+        environment=environment,
         raw=raw,
         warnings=warnings,
     )
@@ -446,7 +475,12 @@ def list_prompts(scenario: Scenario) -> list[TierPrompt]:
 
     Prompts live in ``<suite>/prompts/<scenario>/``; ``<scenario>/prompts/`` is read too
     (the layout some original suites used). The first directory holding a file wins per name.
+    A Harbor task has one prompt, its ``instruction.md``, as tier ``L1``.
     """
+    from harness.tasks.harbor import is_task, task_prompts
+
+    if is_task(scenario):
+        return task_prompts(scenario)
     found: dict[str, TierPrompt] = {}
     for folder in (scenario.suite_path / "prompts" / scenario.name, scenario.path / "prompts"):
         if not folder.is_dir():

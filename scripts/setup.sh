@@ -35,6 +35,20 @@ if ! command -v bwrap >/dev/null 2>&1; then
     echo "setup: bubblewrap is not installed; run: sudo apt-get install -y bubblewrap" >&2
   fi
 fi
+# podman, runc and busybox-static: the container backends (--sandbox podman; scenarios that bring
+# their own image, sandbox.image) and the tiny offline image their tests build. Installed with
+# apt-get when running as root; otherwise the command is printed (`bench doctor` says whether
+# containers start here). runc: where podman's default runtime cannot start containers.
+if ! command -v podman >/dev/null 2>&1 || ! command -v runc >/dev/null 2>&1 || ! command -v busybox >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -q podman runc busybox-static >/dev/null 2>&1 \
+      || { apt-get update -q >/dev/null && apt-get install -y -q podman runc busybox-static >/dev/null; } \
+      || echo "setup: could not install podman, runc and busybox-static with apt-get" >&2
+  else
+    echo "setup: podman is not installed; run: sudo apt-get install -y podman runc busybox-static" >&2
+  fi
+fi
 # The unprivileged account sandboxed commands run as when bench runs as root (the harness
 # falls back to uid 65530 without it; an account gives that uid a name programs can look up).
 if [ "$(id -u)" = 0 ] && ! id zebench-sandbox >/dev/null 2>&1 && command -v useradd >/dev/null 2>&1; then

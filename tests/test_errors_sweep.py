@@ -48,6 +48,7 @@ def lab(tmp_path_factory):
     broken = {
         "broken-yaml": "id: x\nvalidation: [unclosed\n",
         "typo-top": "id: x\nvalidaton:\n  commands:\n    test: 'true'\n",
+        "no-image": "id: x\nsandbox:\n  image: nowhere\n",
         "wrong-type": "id: x\ntimeout_minutes: soon\n",
         "typo-gate": "id: x\nvalidation:\n  comands:\n    test: 'true'\n",
         "unknown-command": "id: x\nvalidation:\n  commands:\n    tset: 'true'\n",

@@ -230,7 +230,7 @@ def test_doctor_reports_every_check_and_how_to_fix_what_is_missing(env, monkeypa
     assert result.exit_code == 0
     data = json.loads(result.stdout)
     names = [c["name"] for c in data["checks"]]
-    assert names == ["results store", "bwrap", "sandbox user", "cgroups", "prlimit", "pytest", "node", "pnpm", "chromium",
+    assert names == ["results store", "bwrap", "containers", "sandbox user", "cgroups", "prlimit", "pytest", "node", "pnpm", "chromium",
                      "agent CLIs", "local model"]
     assert all(c["status"] in ("ok", "missing", "limited") for c in data["checks"])
     assert all(c["fix"] for c in data["checks"] if c["status"] == "missing")

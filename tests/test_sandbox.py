@@ -252,7 +252,7 @@ def test_auto_falls_back_to_none_with_a_reason_and_bwrap_mode_refuses(monkeypatc
             resolve_mode("bwrap")
         assert resolve_mode("none").fallback_reason is None
         with pytest.raises(ValueError, match="unknown sandbox mode"):
-            resolve_mode("docker")
+            resolve_mode("lxc")
     finally:
         bwrap.probe.cache_clear()
 
@@ -266,7 +266,7 @@ def test_describe_reports_the_kind_network_and_how_each_limit_is_enforced(ws, ma
 
 def test_open_sandbox_refuses_an_unknown_kind(ws):
     with pytest.raises(ValueError, match="unknown sandbox kind"):
-        open_sandbox(ws, SandboxSpec(kind="docker"))
+        open_sandbox(ws, SandboxSpec(kind="lxc"))
 
 
 # --------------------------------------------------------------------------- cgroup detection

@@ -17,18 +17,29 @@ import click
 def list_cmd(suite: str | None, suites_dir: Path | None, as_json: bool) -> None:
     """List suites, their scenarios and the prompt tiers each one has, plus the agents.
 
-    A scenario whose scenario.yaml does not load is listed with its error, and the exit
-    status is 1.
+    SUITE may be a path: a directory of Harbor tasks is listed as a suite, each task a
+    scenario. A scenario whose scenario.yaml (or task.toml) does not load is listed with its
+    error, and the exit status is 1.
 
     \b
     Examples:
       bench list
       bench list py-bugs
+      bench list examples/harbor-tasks
       bench list --json
     """
     from harness.agents import agent_names
     from harness.scenarios import ScenarioError, available_tiers, discover_suites, load_scenario
 
+    if suite is not None and _names_a_path(suite, suites_dir):
+        from harness.tasks import locate_suite
+
+        where = locate_suite(suite)
+        if where is None:
+            raise click.ClickException(f"{suite}: no such directory" if not Path(suite).expanduser().is_dir() else
+                                       f"{suite}: not a suite: neither a directory of Harbor tasks (each holding "
+                                       "task.toml), nor one such task, nor a suite directory holding scenarios/")
+        suites_dir, suite = where.root, where.suite
     try:
         suites = discover_suites(suites_dir)
     except ScenarioError as exc:
@@ -77,3 +88,17 @@ def list_cmd(suite: str | None, suites_dir: Path | None, as_json: bool) -> None:
     if broken:
         click.echo(f"{len(broken)} scenario(s) failed to load", err=True)
         sys.exit(1)
+
+
+def _names_a_path(word: str, suites_dir: Path | None) -> bool:
+    """SUITE written as a path (``./tasks``, ``a/b``), or a directory here that no suite is called."""
+    if "/" in word or word in (".", "..") or word.startswith("~"):
+        return True
+    if not Path(word).is_dir():
+        return False
+    from harness.scenarios import ScenarioError, discover_suites
+
+    try:
+        return word not in {s.name for s in discover_suites(suites_dir)}
+    except ScenarioError:
+        return True

@@ -98,10 +98,13 @@ def _split(values: tuple[str, ...] | list[str] | str | None) -> list[str]:
               envvar="ZE_BENCHMARKS_WORKSPACES_DIR", default=None,
               help="Where run workspaces go (default: $ZE_BENCHMARKS_WORKSPACES_DIR, else "
                    "~/.cache/zebench/workspaces; never inside the checkout).")
-@click.option("--sandbox", "sandbox_mode", type=click.Choice(["auto", "bwrap", "none"]), envvar="ZE_BENCHMARKS_SANDBOX",
+@click.option("--sandbox", "sandbox_mode", type=click.Choice(["auto", "bwrap", "none", "podman", "docker"]),
+              envvar="ZE_BENCHMARKS_SANDBOX",
               default="auto", show_default=True,
               help="How agent and scenario commands are confined: bwrap (private filesystem, processes and "
-                   "network), none (process group only), auto (bwrap where it works, else none with a warning).")
+                   "network), none (process group only), podman or docker (one container per sandbox: the "
+                   "scenario's image, else the host's runtime), auto (bwrap where it works, else none with a "
+                   "warning; a scenario that declares an image runs in a container).")
 @click.option("--judge", "judge", default=None, metavar="none|PROVIDER:MODEL",
               help="The LLM judge: none to turn it off, or e.g. anthropic:claude-sonnet-4-6 (default: the "
                    "scenario's judge model, else the agent's own provider, else the first provider with a key; "
@@ -134,8 +137,9 @@ def run(targets: tuple[str, ...], all_suites: bool, scenario_list: str | None, t
     """Run scenarios of a suite: copy each fixture, run the agent, validate, score, store.
 
     SUITE alone runs every scenario of the suite; SUITE A B (or --scenarios A,B) a selection;
-    --all every suite. Tiers, agents and models multiply the plan: each cell (scenario x tier x
-    agent x model) runs --iterations times, all in one batch.
+    --all every suite. SUITE may be a path: a directory of Harbor tasks (Terminal-Bench 2's
+    format) runs as a suite, each task a scenario. Tiers, agents and models multiply the plan:
+    each cell (scenario x tier x agent x model) runs --iterations times, all in one batch.
 
     Every run is stored (in the default store named under --db unless a worker URL is set), whatever its
     outcome. The exit status is 0 when every run was stored, whether or not it passed;
@@ -146,6 +150,7 @@ def run(targets: tuple[str, ...], all_suites: bool, scenario_list: str | None, t
     Examples:
       bench py-bugs pagination-off-by-one --agent oracle
       bench py-bugs --agent oracle --agent echo --tiers L0,L1
+      bench examples/harbor-tasks --agent oracle --agent echo
       bench --all --agent anthropic:claude-haiku-4-5 --iterations 3 -j 4 --dry-run
       bench py-bugs pagination-off-by-one --tier L2 --agent anthropic --iterations 3 --parallel 3
       bench node-features retry-backoff --agent openai --base-url http://127.0.0.1:8080/v1
@@ -183,7 +188,7 @@ def run(targets: tuple[str, ...], all_suites: bool, scenario_list: str | None, t
     if shard is not None and batch_id is None:
         _fail("--shard needs --batch-id: every shard of a plan stores into the same batch")
 
-    suites, names = _selection(targets, all_suites, scenario_list, suites_dir)
+    suites, names, suites_dir = _selection(targets, all_suites, scenario_list, suites_dir)
     try:
         scenarios = select_scenarios(suites_dir, suites, names)
     except (ScenarioError, PlanError) as exc:
@@ -246,6 +251,13 @@ def run(targets: tuple[str, ...], all_suites: bool, scenario_list: str | None, t
         agent_options=agent_options, use_cache=cache == "replay", specialist=plan.groups[0].specialist,
         judge=_judge_choice(judge, judge_base_url), sandbox=_sandbox_kind(sandbox_mode, as_json or dry_run),
     )
+    from harness.tasks.harbor import host_runtime_problem
+
+    problem = host_runtime_problem(scenarios, options.sandbox)
+    if problem and dry_run:
+        click.echo(f"warning: {problem}", err=True)
+    elif problem:
+        _fail(problem)
     given_batch = batch_id is not None
     if dry_run:
         _dry_run(plan, options, worker_url, db_path, as_json, given_batch,
@@ -257,25 +269,65 @@ def run(targets: tuple[str, ...], all_suites: bool, scenario_list: str | None, t
 
 
 def _selection(targets: tuple[str, ...], all_suites: bool, scenario_list: str | None,
-               suites_dir: Path | None) -> tuple[list[str] | None, list[str]]:
-    """(suites, scenario names) from the words given; exit 2 with a suggestion for a word that is
-    neither a suite nor a command."""
+               suites_dir: Path | None) -> tuple[list[str] | None, list[str], Path | None]:
+    """(suites, scenario names, suites directory) from the words given; exit 2 with a suggestion
+    for a word that is neither a suite nor a command. SUITE may be a path: a directory of Harbor
+    tasks, one task of it, or a suite directory (see :func:`_suite_at`)."""
     names = list(targets[1:]) + _split(scenario_list)
     if all_suites:
         if targets or names:
             _fail("--all runs every suite: give no SUITE or scenarios with it")
-        return None, []
+        return None, [], suites_dir
     if not targets:
         _fail("give a SUITE to run (see `bench list`), or --all for every suite; `bench --help` shows the commands")
     from harness.scenarios import ScenarioError, discover_suites
 
+    word = targets[0]
+    if _is_path(word):
+        return _path_selection(word, names)
     try:
         known = [s.name for s in discover_suites(suites_dir)]
     except ScenarioError as exc:
+        if Path(word).is_dir():
+            return _path_selection(word, names)
         _fail(str(exc))
-    if targets[0] not in known:
-        _fail(_unknown_word(targets[0], known))
-    return [targets[0]], names
+    if word not in known:
+        if Path(word).is_dir():
+            return _path_selection(word, names)
+        _fail(_unknown_word(word, known))
+    return [word], names, suites_dir
+
+
+def _is_path(word: str) -> bool:
+    """A SUITE written as a path rather than a name (``./tasks``, ``~/tb``, ``a/b``)."""
+    return "/" in word or word in (".", "..") or word.startswith("~")
+
+
+def _suite_at(word: str) -> tuple[Path, str, str | None]:
+    """(suites directory, suite, scenario or None) of a suite given by its path; exit 2 naming
+    the path when it holds no suite."""
+    from harness.tasks import locate_suite
+
+    where = locate_suite(word)
+    if where is None:
+        from harness.scenarios import ScenarioError, discover_suites
+
+        found = Path(word).expanduser()
+        try:
+            held = [s.name for s in discover_suites(found)] if found.is_dir() else []
+        except ScenarioError:
+            held = []
+        why = "no such directory" if not found.is_dir() else (
+            f"a directory of suites ({', '.join(held)}): give one of them, or --suites-dir {word} SUITE" if held else
+            "not a suite: neither a directory of Harbor tasks (each holding task.toml), nor one such task, "
+            "nor a suite directory holding scenarios/")
+        _fail(f"{word}: {why}")
+    return where.root, where.suite, where.scenario
+
+
+def _path_selection(word: str, names: list[str]) -> tuple[list[str], list[str], Path]:
+    root, suite, scenario = _suite_at(word)
+    return [suite], ([scenario] if scenario else []) + names, root
 
 
 def _unknown_word(word: str, suites: list[str]) -> str:
@@ -334,18 +386,20 @@ def _judge_choice(judge: str | None, base_url: str | None) -> Any:
 
 
 def _sandbox_kind(mode: str, quiet: bool) -> str:
-    """The backend for ``--sandbox MODE``; a fallback is said on stderr, an impossible bwrap is exit 2."""
+    """The backend for ``--sandbox MODE`` (``auto`` is kept: the runner resolves it per scenario,
+    a container backend for a scenario that declares an image); a fallback is said on stderr, an
+    impossible backend is exit 2."""
     from harness.sandbox import SandboxUnavailable, resolve_mode
 
     try:
         choice = resolve_mode(mode)
     except SandboxUnavailable as exc:
-        _fail(f"--sandbox bwrap: {exc}")
+        _fail(f"--sandbox {mode}: {exc}")
     if choice.fallback_reason:
         click.echo(f"warning: sandbox: bwrap is not usable here ({choice.fallback_reason}); commands run with "
                    "process-group confinement only (--sandbox none): they can read the suites and the "
                    "harness's environment. `bench doctor` says how to fix it.", err=True)
-    return choice.kind
+    return "auto" if mode == "auto" else choice.kind
 
 
 def _open_for_reading(worker_url: str | None, db_path: str | None) -> Any:

@@ -97,7 +97,8 @@ def _quoted(path: Path) -> str:
               help="The prompt the runs get (default: L1, else the scenario's first tier).")
 @click.option("-j", "--parallel", type=click.IntRange(min=1), default=1, show_default=True,
               help="Runs of a scenario at once (each in its own workspace).")
-@click.option("--sandbox", "sandbox_mode", type=click.Choice(["auto", "bwrap", "none"]), envvar="ZE_BENCHMARKS_SANDBOX",
+@click.option("--sandbox", "sandbox_mode", type=click.Choice(["auto", "bwrap", "none", "podman", "docker"]),
+              envvar="ZE_BENCHMARKS_SANDBOX",
               default="auto", show_default=True, help="How the runs' commands are confined, as for `bench`.")
 @click.option("--workspaces-dir", type=click.Path(file_okay=False, path_type=Path),
               envvar="ZE_BENCHMARKS_WORKSPACES_DIR", default=None,
@@ -205,8 +206,8 @@ def _sandbox_kind(mode: str) -> str:
     try:
         choice = resolve_mode(mode)
     except SandboxUnavailable as exc:
-        _fail(f"--sandbox bwrap: {exc}")
+        _fail(f"--sandbox {mode}: {exc}")
     if choice.fallback_reason:
         click.echo(f"warning: sandbox: bwrap is not usable here ({choice.fallback_reason}); commands run with "
                    "process-group confinement only (--sandbox none). `bench doctor` says how to fix it.", err=True)
-    return choice.kind
+    return "auto" if mode == "auto" else choice.kind

@@ -1,8 +1,9 @@
 """The evaluation pipeline: run the evaluators a scenario configures, in a fixed order.
 
 Order: ``validation`` (one result per command) → ``heuristic_checks`` → ``dependency_targets``
-→ ``llm_judge`` → ``hidden_tests``. Hidden tests come last because they copy files into the
-workspace, which the other evaluators (and the judge's view of the work) must not see.
+→ ``llm_judge`` → ``hidden_tests`` (for a Harbor task: ``harbor_verifier``, its own
+``tests/test.sh``, in place of the hidden tests). Hidden tests come last because they copy files
+into the workspace, which the other evaluators (and the judge's view of the work) must not see.
 An evaluator that raises becomes a result with status ``error``; the others still run. The
 error is blamed (``data["blame"]``) on the workspace when the evaluator raised
 :class:`~harness.evaluators.base.WorkspaceFault` (the agent's output cannot be graded: the run
@@ -24,9 +25,11 @@ from harness.evaluators.base import (
     WorkspaceFault,
 )
 from harness.evaluators.dependency_targets import evaluate_dependency_targets
+from harness.evaluators.harbor_verifier import evaluate_harbor_verifier
 from harness.evaluators.heuristic_checks import evaluate_heuristic_checks
 from harness.evaluators.hidden_tests import evaluate_hidden_tests
 from harness.evaluators.validation import evaluate_validation
+from harness.tasks.harbor import is_task
 
 StageCallback = Callable[[str], None]
 
@@ -43,11 +46,17 @@ def _llm_judge(ctx: EvaluationContext) -> EvaluatorResult | None:
     return module.evaluate_llm_judge(ctx)
 
 
+def _hidden_tests(ctx: EvaluationContext) -> EvaluatorResult | None:
+    """The scenario's hidden tests; a Harbor task's ``tests/`` are its verifier's (``harbor_verifier``)."""
+    return None if is_task(ctx.scenario) else evaluate_hidden_tests(ctx)
+
+
 _SINGLE_EVALUATORS: tuple[tuple[str, Callable[[EvaluationContext], EvaluatorResult | None]], ...] = (
     ("heuristic_checks", evaluate_heuristic_checks),
     ("dependency_targets", evaluate_dependency_targets),
     ("llm_judge", _llm_judge),
-    ("hidden_tests", evaluate_hidden_tests),
+    ("hidden_tests", _hidden_tests),
+    ("harbor_verifier", evaluate_harbor_verifier),
 )
 
 

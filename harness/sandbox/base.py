@@ -33,7 +33,8 @@ from harness.sandbox.identity import resolve_identity
 from harness.sandbox.limits import Cgroup, LimitEnforcement, Limits
 from harness.sandbox.output import CommandResult, supervise
 
-KINDS = ("bwrap", "none")
+CONTAINER_KINDS = ("podman", "docker")
+KINDS = ("bwrap", "none", *CONTAINER_KINDS)
 MODES = ("auto", *KINDS)
 
 
