@@ -169,6 +169,7 @@ class RunOptions:
     parallel: int = 1
     batch_id: str | None = None
     skip_warmup: bool = False
+    rebuild_images: bool = False  # build scenario images again, without the build cache
     keep_workspace: bool = False
     workspaces_root: Path | None = None
     budgets: Budgets | None = None  # timeout_s is always taken from the scenario (or timeout_minutes)
@@ -872,7 +873,8 @@ def _check_options(options: RunOptions, agents: list[tuple[str, str | None]]) ->
             raise ValueError(problem)
 
 
-def _scenario_setup(scenario: Scenario, mode: str) -> tuple[EnvironmentChoice, ContainerImage | None, str | None]:
+def _scenario_setup(scenario: Scenario, mode: str, rebuild: bool = False,
+                    ) -> tuple[EnvironmentChoice, ContainerImage | None, str | None]:
     """The scenario's backend, its image built (or found in the cache), and why its runs
     cannot start (a refused or unbuildable image, a missing program), or None."""
     environment = scenario_environment(scenario, mode)
@@ -884,7 +886,7 @@ def _scenario_setup(scenario: Scenario, mode: str) -> tuple[EnvironmentChoice, C
     except SandboxUnavailable as exc:
         return environment, None, f"{scenario.key} cannot run here: {exc}"
     try:
-        image = build_environment(environment)
+        image = build_environment(environment, rebuild=rebuild)
     except Exception as exc:  # noqa: BLE001 - the runs are stored as infra errors
         return environment, None, f"{scenario.key}: its image (sandbox.image) could not be built: {exc}"
     try:
@@ -902,7 +904,7 @@ def _prepare_group(group: Group, options: RunOptions, kind: str, control: BatchC
     (once per group). ``kind`` is the plan's sandbox mode (``auto`` resolved per scenario)."""
     key = group.scenario.key
     if key not in tools_checked:
-        tools_checked[key] = _scenario_setup(group.scenario, kind)
+        tools_checked[key] = _scenario_setup(group.scenario, kind, options.rebuild_images)
     environment, image, blocked = tools_checked[key]
     group_options = replace(options, agent=group.agent, model=group.model, specialist=group.specialist,
                             metadata={**options.metadata, **(group.specialist.run_metadata(group.model)

@@ -403,3 +403,49 @@ def test_item1_sandbox_image_must_name_a_build_context(tmp_path):
     make_scenario(suites, name="not-text", yaml_text=IMAGE_YAML.replace("image: image", "image: 3"))
     with pytest.raises(ScenarioError, match=r"sandbox.image"):
         load_scenario("demo", "not-text", suites)
+
+
+def test_item1_a_context_lists_host_files_to_copy_in_and_a_missing_one_is_named(podman, tmp_path):
+    from harness.sandbox.images import HOST_FILES
+
+    context = tmp_path / "context"
+    context.mkdir()
+    (context / "Containerfile").write_text(
+        f"# {os.urandom(6).hex()}\nFROM scratch\nCOPY tool /bin/busybox\nRUN [\"/bin/busybox\", \"true\"]\n")
+    (context / HOST_FILES).write_text(f"# a static busybox of this machine\n{_static_busybox()} tool\n")
+    image = build_image(context, podman)
+    try:
+        assert image.built and not (context / "tool").exists()  # copied into a temporary context only
+        assert build_image(context, podman).id == image.id  # its content is part of the cache key
+        rebuilt = build_image(context, podman, rebuild=True)
+        assert rebuilt.built
+    finally:
+        podman.call("rmi", "-f", image.tag)
+    (context / HOST_FILES).write_text("/nonexistent/busybox\n")
+    with pytest.raises(ImageError, match=r"zebench-host-files:1: /nonexistent/busybox is not on this machine"):
+        build_image(context, podman)
+
+
+def test_item1_no_build_cache_reaches_the_image_build(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from harness import runner
+    from harness.cli.bench import main
+    from scenario_builders import make_scenario
+
+    make_scenario(tmp_path / "suites", yaml_text="id: x\nsandbox:\n  image: env\nvalidation:\n  commands:\n    test: 'true'\n",
+                  extra={"env/Containerfile": "FROM scratch\n"})
+    monkeypatch.setenv("ZE_BENCHMARKS_SUITES_DIR", str(tmp_path / "suites"))
+    monkeypatch.setenv("ZE_BENCHMARKS_DB", str(tmp_path / "bench.db"))
+    asked = []
+
+    def build(choice, rebuild=False):
+        asked.append(rebuild)
+        raise runner.SandboxUnavailable("not built in this test")
+
+    monkeypatch.setattr(runner, "build_environment", build)
+    monkeypatch.setattr(runner, "scenario_environment",
+                        lambda scenario, mode: runner.EnvironmentChoice("podman", scenario.environment, "d"))
+    for flags in ([], ["--no-build-cache"]):
+        CliRunner().invoke(main, ["demo", "add-one", "--agent", "echo", "--sandbox", "bwrap", *flags])
+    assert asked == [False, True]

@@ -80,6 +80,9 @@ def _split(values: tuple[str, ...] | list[str] | str | None) -> list[str]:
                    "and --batch-id run every cell once. Cells already stored are skipped.")
 @click.option("--dry-run", is_flag=True, help="List the cells and an estimated cost range; run nothing.")
 @click.option("--skip-warmup", is_flag=True, help="Do not run the scenarios' warmup.")
+@click.option("--no-build-cache", "rebuild_images", is_flag=True,
+              help="Build the images of scenarios that bring one (sandbox.image, a Harbor task's environment/) "
+                   "again, without the build cache.")
 @click.option("--keep-workspace", is_flag=True,
               help="Keep each run's workspace (under --workspaces-dir) for inspection.")
 @click.option("--timeout-minutes", type=click.FloatRange(min=0, min_open=True), default=None,
@@ -128,7 +131,7 @@ def run(targets: tuple[str, ...], all_suites: bool, scenario_list: str | None, t
         tier_list: str | None, agents: tuple[str, ...], model: str | None, model_list: str | None,
         base_url: str | None, iterations: int, parallel: int, batch_id: str | None, resume_id: str | None,
         retry_errors: bool, force: bool, shard_text: str | None, dry_run: bool, skip_warmup: bool,
-        keep_workspace: bool, timeout_minutes: float | None, max_turns: int | None, max_tokens: int | None,
+        rebuild_images: bool, keep_workspace: bool, timeout_minutes: float | None, max_turns: int | None, max_tokens: int | None,
         max_cost: float | None, cache: str | None, no_cache: bool, suites_dir: Path | None,
         workspaces_dir: Path | None,
         sandbox_mode: str, judge: str | None, judge_base_url: str | None, worker_url: str | None,
@@ -246,7 +249,7 @@ def run(targets: tuple[str, ...], all_suites: bool, scenario_list: str | None, t
     _check_agents(pairs, agent_options, max_cost, warn_only=dry_run)
     options = RunOptions(
         agent=plan.groups[0].agent, model=plan.groups[0].model, iterations=iterations, parallel=parallel,
-        batch_id=plan.batch_id, skip_warmup=skip_warmup, keep_workspace=keep_workspace,
+        batch_id=plan.batch_id, skip_warmup=skip_warmup, rebuild_images=rebuild_images, keep_workspace=keep_workspace,
         workspaces_root=workspaces_dir, budgets=budgets, timeout_minutes=timeout_minutes,
         agent_options=agent_options, use_cache=cache == "replay", specialist=plan.groups[0].specialist,
         judge=_judge_choice(judge, judge_base_url), sandbox=_sandbox_kind(sandbox_mode, as_json or dry_run),
