@@ -14,6 +14,7 @@ Skipped where podman cannot start containers, except in CI, where it must.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -449,3 +450,22 @@ def test_item1_no_build_cache_reaches_the_image_build(tmp_path, monkeypatch):
     for flags in ([], ["--no-build-cache"]):
         CliRunner().invoke(main, ["demo", "add-one", "--agent", "echo", "--sandbox", "bwrap", *flags])
     assert asked == [False, True]
+
+
+def test_item2_the_shipped_harbor_tasks_separate_oracle_from_echo_in_their_own_images(podman, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from harness.cli.bench import main
+
+    monkeypatch.setenv("ZE_BENCHMARKS_DB", str(tmp_path / "bench.db"))
+    tasks = Path(__file__).resolve().parents[1] / "examples" / "harbor-tasks"
+    result = CliRunner().invoke(main, [str(tasks), "--agent", "oracle", "--agent", "echo", "--sandbox", "podman",
+                                       "--judge", "none", "--batch-id", "harbor", "--json"])
+    assert result.exit_code == 0, result.output
+    listed = json.loads(CliRunner().invoke(main, ["history", "--batch-id", "harbor", "--json"]).output)
+    outcome = {(r["scenario"], r["agent"]): r["isSuccessful"] for r in listed}
+    assert len(outcome) == 6
+    assert all(ok for (_, agent), ok in outcome.items() if agent == "oracle")
+    assert not any(ok for (_, agent), ok in outcome.items() if agent == "echo")
+    shown = json.loads(CliRunner().invoke(main, ["show", listed[0]["runId"], "--json"]).output)
+    assert shown["metadata"]["sandbox"]["kind"] == "podman" and shown["metadata"]["sandbox"]["image"]["tag"]
