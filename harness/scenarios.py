@@ -173,10 +173,14 @@ RESERVED_SUITE_NAMES = frozenset({
 })
 
 
+def _refuse_reserved(root: Path, suite: str) -> None:
+    raise ScenarioError(f"suite {suite!r} in {root} has the name of a bench command, so `bench {suite}` "
+                        "could never run it; rename its directory")
+
+
 def _scenario_dir(root: Path, suite: str, name: str) -> tuple[Path, Path]:
     if suite in RESERVED_SUITE_NAMES:
-        raise ScenarioError(f"suite {suite!r} in {root} has the name of a bench command, so `bench {suite}` "
-                            "could never run it; rename its directory")
+        _refuse_reserved(root, suite)
     suite_path = root / suite
     if not (suite_path / "scenarios").is_dir():
         known = [s.name for s in discover_suites(root)]
@@ -369,6 +373,8 @@ def load_scenario(suite: str, name: str, suites_dir: str | Path | None = None) -
 
     task_suite = task_suite_path(root, suite)
     if task_suite is not None:  # a directory of Harbor tasks
+        if task_suite != root and suite in RESERVED_SUITE_NAMES:  # found by name, not given by path
+            _refuse_reserved(root, suite)
         return load_task(task_suite, name, suite)
     suite_path, path = _scenario_dir(root, suite, name)
     file = path / SCENARIO_FILE

@@ -158,6 +158,14 @@ def test_item2_task_suites_are_discovered_by_name_by_path_and_beside_native_suit
         load_scenario("harbor-tasks", "count-word", SHIPPED)
 
 
+def test_item2_a_task_suite_found_by_a_command_name_is_refused_as_a_suite_would_be(tmp_path):
+    make_task(tmp_path / "suites" / "check")
+    with pytest.raises(ScenarioError, match=r"suite 'check' in .* has the name of a bench command"):
+        load_scenario("check", "demo-task", tmp_path / "suites")
+    # Given by its path, the same directory runs: no command name is in the way.
+    assert load_scenario("check", "demo-task", tmp_path / "suites" / "check").key == "check/demo-task"
+
+
 def test_item2_task_toml_settings_are_honoured(tmp_path):
     toml = """\
     [agent]
