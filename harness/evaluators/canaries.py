@@ -26,6 +26,7 @@ import ast
 import json
 import random
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -166,9 +167,16 @@ def _is_esm(copy: Path, rel: str) -> bool:
         folder = folder.parent
 
 
+#: CPython 3.11's AST constructor keeps its recursion count in state threads share: two
+#: ``ast.parse`` at once (runs graded in parallel) can fail with "SystemError: AST constructor
+#: recursion depth mismatch". One parse at a time.
+_PARSE_LOCK = threading.Lock()
+
+
 def _real_python_tests(source: str) -> list[str] | None:
     try:
-        tree = ast.parse(source)
+        with _PARSE_LOCK:
+            tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError):
         return None
     names = []
