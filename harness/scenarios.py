@@ -145,14 +145,17 @@ def discover_suites(suites_dir: str | Path | None = None) -> list[Suite]:
 
     A scenario is a directory under ``<suite>/scenarios/`` holding a ``scenario.yaml``. A
     directory of Harbor tasks is a suite too (``suites_dir`` itself when it is one; see
-    :mod:`harness.tasks.harbor`).
+    :mod:`harness.tasks.harbor`), and so is a file of SWE-bench instances (``NAME.jsonl`` or
+    ``NAME.json``, the suite ``NAME``; see :mod:`harness.tasks.swe`).
     """
     root = _suites_root(suites_dir)
     from harness.tasks.harbor import task_suites
+    from harness.tasks.swe import instance_suites
 
     tasks = task_suites(root)
     if tasks and tasks[0].path == root:
         return tasks
+    tasks += instance_suites(root)
     suites = []
     for child in sorted(root.iterdir()):
         scen_root = child / "scenarios"
@@ -376,6 +379,11 @@ def load_scenario(suite: str, name: str, suites_dir: str | Path | None = None) -
         if task_suite != root and suite in RESERVED_SUITE_NAMES:  # found by name, not given by path
             _refuse_reserved(root, suite)
         return load_task(task_suite, name, suite)
+    from harness.tasks.swe import instance_file, load_instance
+
+    instances = instance_file(root, suite) if not (root / suite / "scenarios").is_dir() else None
+    if instances is not None:  # a file of SWE-bench instances
+        return load_instance(instances, name, suite)
     suite_path, path = _scenario_dir(root, suite, name)
     file = path / SCENARIO_FILE
     raw = _read_yaml(file)
@@ -481,12 +489,16 @@ def list_prompts(scenario: Scenario) -> list[TierPrompt]:
 
     Prompts live in ``<suite>/prompts/<scenario>/``; ``<scenario>/prompts/`` is read too
     (the layout some original suites used). The first directory holding a file wins per name.
-    A Harbor task has one prompt, its ``instruction.md``, as tier ``L1``.
+    A Harbor task has one prompt, its ``instruction.md``, as tier ``L1``; a SWE-bench instance
+    its ``problem_statement``, as tier ``L1``.
     """
     from harness.tasks.harbor import is_task, task_prompts
+    from harness.tasks.swe import instance_prompts, is_instance
 
     if is_task(scenario):
         return task_prompts(scenario)
+    if is_instance(scenario):
+        return instance_prompts(scenario)
     found: dict[str, TierPrompt] = {}
     for folder in (scenario.suite_path / "prompts" / scenario.name, scenario.path / "prompts"):
         if not folder.is_dir():

@@ -86,6 +86,7 @@ def test_processes_start_only_in_the_sandbox_and_five_named_modules():
         "harness.local_model", "harness.doctor", "harness.fleet.processes",
         "harness.agents.installed.tools",  # npm or pip installing an agent CLI, never in a run
         "harness.data.egress.zebench_egress",  # the forwarder: runs inside the sandbox and starts the agent there
+        "harness.tasks.swe",  # git reading a local clone or bundle, and applying patches in the harness's cache
     }
 
 

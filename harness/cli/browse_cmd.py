@@ -13,19 +13,24 @@ import click
 @click.argument("suite", required=False)
 @click.option("--suites-dir", type=click.Path(file_okay=False, path_type=Path), envvar="ZE_BENCHMARKS_SUITES_DIR",
               default=None, help="Where suites live (default: $ZE_BENCHMARKS_SUITES_DIR, else the repository's suites/).")
+@click.option("--repos-dir", type=click.Path(file_okay=False, path_type=Path), envvar="ZE_BENCHMARKS_REPOS_DIR",
+              default=None, help="Local clones or git bundles of the repositories of SWE-bench instances "
+                                 "(default: repos/ beside the instance file).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-def list_cmd(suite: str | None, suites_dir: Path | None, as_json: bool) -> None:
+def list_cmd(suite: str | None, suites_dir: Path | None, repos_dir: Path | None, as_json: bool) -> None:
     """List suites, their scenarios and the prompt tiers each one has, plus the agents.
 
     SUITE may be a path: a directory of Harbor tasks is listed as a suite, each task a
-    scenario. A scenario whose scenario.yaml (or task.toml) does not load is listed with its
-    error, and the exit status is 1.
+    scenario; so is a .jsonl file of SWE-bench instances, each instance a scenario. A scenario
+    whose scenario.yaml (task.toml, instance) does not load is listed with its error, and the
+    exit status is 1.
 
     \b
     Examples:
       bench list
       bench list py-bugs
       bench list examples/harbor-tasks
+      bench list examples/swe-tasks/instances.jsonl
       bench list --json
     """
     from harness.agents import agent_names
@@ -36,10 +41,18 @@ def list_cmd(suite: str | None, suites_dir: Path | None, as_json: bool) -> None:
 
         where = locate_suite(suite)
         if where is None:
-            raise click.ClickException(f"{suite}: no such directory" if not Path(suite).expanduser().is_dir() else
+            found = Path(suite).expanduser()
+            raise click.ClickException(f"{suite}: no such directory" if not found.exists() else
+                                       f"{suite}: not a suite: a file of SWE-bench instances is named *.jsonl or "
+                                       "*.json" if not found.is_dir() else
                                        f"{suite}: not a suite: neither a directory of Harbor tasks (each holding "
-                                       "task.toml), nor one such task, nor a suite directory holding scenarios/")
+                                       "task.toml), nor one such task, nor a suite directory holding scenarios/, "
+                                       "nor a .jsonl file of SWE-bench instances")
         suites_dir, suite = where.root, where.suite
+    if repos_dir is not None and not repos_dir.expanduser().is_dir():
+        raise click.ClickException(f"--repos-dir: directory not found: {repos_dir}")
+    from harness.tasks.swe import using_repos_dir
+
     try:
         suites = discover_suites(suites_dir)
     except ScenarioError as exc:
@@ -53,7 +66,8 @@ def list_cmd(suite: str | None, suites_dir: Path | None, as_json: bool) -> None:
         for name in s.scenarios:
             entry = {"suite": s.name, "scenario": name}
             try:
-                scenario = load_scenario(s.name, name, suites_dir)
+                with using_repos_dir(repos_dir):
+                    scenario = load_scenario(s.name, name, suites_dir)
                 entry.update(id=scenario.id, title=scenario.title, difficulty=scenario.difficulty,
                              tags=scenario.tags, tiers=available_tiers(scenario),
                              hasSolution=scenario.solution_dir is not None,
@@ -91,8 +105,8 @@ def list_cmd(suite: str | None, suites_dir: Path | None, as_json: bool) -> None:
 
 
 def _names_a_path(word: str, suites_dir: Path | None) -> bool:
-    """SUITE written as a path (``./tasks``, ``a/b``), or a directory here that no suite is called."""
-    if "/" in word or word in (".", "..") or word.startswith("~"):
+    """SUITE written as a path (``./tasks``, ``a/b``, ``x.jsonl``), or a directory here that no suite is called."""
+    if "/" in word or word in (".", "..") or word.startswith("~") or word.lower().endswith((".jsonl", ".json")):
         return True
     if not Path(word).is_dir():
         return False

@@ -97,6 +97,10 @@ def _split(values: tuple[str, ...] | list[str] | str | None) -> list[str]:
 @click.option("--no-cache", is_flag=True, help="The same as --cache off (the default).")
 @click.option("--suites-dir", type=click.Path(file_okay=False, path_type=Path), envvar="ZE_BENCHMARKS_SUITES_DIR",
               default=None, help="Where suites live (default: $ZE_BENCHMARKS_SUITES_DIR, else the repository's suites/).")
+@click.option("--repos-dir", type=click.Path(file_okay=False, path_type=Path), envvar="ZE_BENCHMARKS_REPOS_DIR",
+              default=None, help="Local clones or git bundles of the repositories of SWE-bench instances "
+                                 "(OWNER__NAME, NAME, OWNER__NAME.bundle or NAME.bundle; default: repos/ beside "
+                                 "the instance file). Nothing is fetched.")
 @click.option("--workspaces-dir", type=click.Path(file_okay=False, path_type=Path),
               envvar="ZE_BENCHMARKS_WORKSPACES_DIR", default=None,
               help="Where run workspaces go (default: $ZE_BENCHMARKS_WORKSPACES_DIR, else "
@@ -133,7 +137,7 @@ def run(targets: tuple[str, ...], all_suites: bool, scenario_list: str | None, t
         retry_errors: bool, force: bool, shard_text: str | None, dry_run: bool, skip_warmup: bool,
         rebuild_images: bool, keep_workspace: bool, timeout_minutes: float | None, max_turns: int | None, max_tokens: int | None,
         max_cost: float | None, cache: str | None, no_cache: bool, suites_dir: Path | None,
-        workspaces_dir: Path | None,
+        repos_dir: Path | None, workspaces_dir: Path | None,
         sandbox_mode: str, judge: str | None, judge_base_url: str | None, worker_url: str | None,
         db_path: str | None, specialist: str | None, mint_template: str | None, mint_output: Path,
         as_json: bool, verbose: bool) -> None:
@@ -141,8 +145,10 @@ def run(targets: tuple[str, ...], all_suites: bool, scenario_list: str | None, t
 
     SUITE alone runs every scenario of the suite; SUITE A B (or --scenarios A,B) a selection;
     --all every suite. SUITE may be a path: a directory of Harbor tasks (Terminal-Bench 2's
-    format) runs as a suite, each task a scenario. Tiers, agents and models multiply the plan:
-    each cell (scenario x tier x agent x model) runs --iterations times, all in one batch.
+    format) runs as a suite, each task a scenario; so does a .jsonl file of SWE-bench
+    instances, each instance a scenario, its repository read from --repos-dir. Tiers, agents
+    and models multiply the plan: each cell (scenario x tier x agent x model) runs
+    --iterations times, all in one batch.
 
     Every run is stored (in the default store named under --db unless a worker URL is set), whatever its
     outcome. The exit status is 0 when every run was stored, whether or not it passed;
@@ -154,6 +160,7 @@ def run(targets: tuple[str, ...], all_suites: bool, scenario_list: str | None, t
       bench py-bugs pagination-off-by-one --agent oracle
       bench py-bugs --agent oracle --agent echo --tiers L0,L1
       bench examples/harbor-tasks --agent oracle --agent echo
+      bench examples/swe-tasks/instances.jsonl --agent oracle --repos-dir examples/swe-tasks/repos
       bench --all --agent anthropic:claude-haiku-4-5 --iterations 3 -j 4 --dry-run
       bench py-bugs pagination-off-by-one --tier L2 --agent anthropic --iterations 3 --parallel 3
       bench node-features retry-backoff --agent openai --base-url http://127.0.0.1:8080/v1
@@ -192,8 +199,13 @@ def run(targets: tuple[str, ...], all_suites: bool, scenario_list: str | None, t
         _fail("--shard needs --batch-id: every shard of a plan stores into the same batch")
 
     suites, names, suites_dir = _selection(targets, all_suites, scenario_list, suites_dir)
+    from harness.tasks.swe import using_repos_dir
+
+    if repos_dir is not None and not repos_dir.expanduser().is_dir():
+        _fail(f"--repos-dir: directory not found: {repos_dir}")
     try:
-        scenarios = select_scenarios(suites_dir, suites, names)
+        with using_repos_dir(repos_dir):
+            scenarios = select_scenarios(suites_dir, suites, names)
     except (ScenarioError, PlanError) as exc:
         _fail(str(exc))
     for scenario in scenarios:
@@ -302,8 +314,8 @@ def _selection(targets: tuple[str, ...], all_suites: bool, scenario_list: str | 
 
 
 def _is_path(word: str) -> bool:
-    """A SUITE written as a path rather than a name (``./tasks``, ``~/tb``, ``a/b``)."""
-    return "/" in word or word in (".", "..") or word.startswith("~")
+    """A SUITE written as a path rather than a name (``./tasks``, ``~/tb``, ``a/b``, ``x.jsonl``)."""
+    return "/" in word or word in (".", "..") or word.startswith("~") or word.lower().endswith((".jsonl", ".json"))
 
 
 def _suite_at(word: str) -> tuple[Path, str, str | None]:
@@ -320,10 +332,15 @@ def _suite_at(word: str) -> tuple[Path, str, str | None]:
             held = [s.name for s in discover_suites(found)] if found.is_dir() else []
         except ScenarioError:
             held = []
-        why = "no such directory" if not found.is_dir() else (
-            f"a directory of suites ({', '.join(held)}): give one of them, or --suites-dir {word} SUITE" if held else
-            "not a suite: neither a directory of Harbor tasks (each holding task.toml), nor one such task, "
-            "nor a suite directory holding scenarios/")
+        if not found.exists():
+            why = "no such file" if word.lower().endswith((".jsonl", ".json")) else "no such directory"
+        elif not found.is_dir():
+            why = "not a suite: a file of SWE-bench instances is named *.jsonl or *.json"
+        elif held:
+            why = f"a directory of suites ({', '.join(held)}): give one of them, or --suites-dir {word} SUITE"
+        else:
+            why = ("not a suite: neither a directory of Harbor tasks (each holding task.toml), nor one such task, "
+                   "nor a suite directory holding scenarios/, nor a .jsonl file of SWE-bench instances")
         _fail(f"{word}: {why}")
     return where.root, where.suite, where.scenario
 

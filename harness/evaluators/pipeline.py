@@ -2,7 +2,8 @@
 
 Order: ``validation`` (one result per command) → ``heuristic_checks`` → ``dependency_targets``
 → ``llm_judge`` → ``hidden_tests`` (for a Harbor task: ``harbor_verifier``, its own
-``tests/test.sh``, in place of the hidden tests). Hidden tests come last because they copy files
+``tests/test.sh``, in place of the hidden tests; for a SWE-bench instance: ``swe_tests``, its
+``test_patch`` and ``FAIL_TO_PASS``/``PASS_TO_PASS`` tests). Hidden tests come last because they copy files
 into the workspace, which the other evaluators (and the judge's view of the work) must not see.
 An evaluator that raises becomes a result with status ``error``; the others still run. The
 error is blamed (``data["blame"]``) on the workspace when the evaluator raised
@@ -28,8 +29,10 @@ from harness.evaluators.dependency_targets import evaluate_dependency_targets
 from harness.evaluators.harbor_verifier import evaluate_harbor_verifier
 from harness.evaluators.heuristic_checks import evaluate_heuristic_checks
 from harness.evaluators.hidden_tests import evaluate_hidden_tests
+from harness.evaluators.swe_tests import evaluate_swe_tests
 from harness.evaluators.validation import evaluate_validation
 from harness.tasks.harbor import is_task
+from harness.tasks.swe import is_instance
 
 StageCallback = Callable[[str], None]
 
@@ -47,8 +50,9 @@ def _llm_judge(ctx: EvaluationContext) -> EvaluatorResult | None:
 
 
 def _hidden_tests(ctx: EvaluationContext) -> EvaluatorResult | None:
-    """The scenario's hidden tests; a Harbor task's ``tests/`` are its verifier's (``harbor_verifier``)."""
-    return None if is_task(ctx.scenario) else evaluate_hidden_tests(ctx)
+    """The scenario's hidden tests; a Harbor task's ``tests/`` are its verifier's (``harbor_verifier``),
+    a SWE-bench instance's test files are ``swe_tests``'s."""
+    return None if is_task(ctx.scenario) or is_instance(ctx.scenario) else evaluate_hidden_tests(ctx)
 
 
 _SINGLE_EVALUATORS: tuple[tuple[str, Callable[[EvaluationContext], EvaluatorResult | None]], ...] = (
@@ -57,6 +61,7 @@ _SINGLE_EVALUATORS: tuple[tuple[str, Callable[[EvaluationContext], EvaluatorResu
     ("llm_judge", _llm_judge),
     ("hidden_tests", _hidden_tests),
     ("harbor_verifier", evaluate_harbor_verifier),
+    ("swe_tests", evaluate_swe_tests),
 )
 
 
