@@ -28,7 +28,7 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -508,6 +508,7 @@ class CheckOptions:
     parallel: int = 1
     skip_warmup: bool = False
     control: Any = None  # harness.control.BatchControl, for Ctrl-C
+    oracle_runs: int = 2  # oracle runs whose outcomes must all be the same (``repeats``); at least 2
 
 
 VerdictCallback = Callable[[Verdict], None]
@@ -630,8 +631,9 @@ def judge_careless(key: str, record: Any) -> Verdict:
 class _Collector:
     """Turns finished runs into verdicts as soon as the runs a verdict rests on are done."""
 
-    def __init__(self, key: str, on_verdict: VerdictCallback | None) -> None:
+    def __init__(self, key: str, on_verdict: VerdictCallback | None, oracle_runs: int = 2) -> None:
         self.key = key
+        self.oracle_runs = max(2, oracle_runs)
         self.on_verdict = on_verdict
         self.records: dict[tuple[str, int], Any] = {}
         self.verdicts: dict[str, Verdict] = {}
@@ -652,8 +654,15 @@ class _Collector:
             ready: list[Verdict] = []
             if record.agent == "oracle" and ORACLE_PASSES not in self.verdicts and ("oracle", 0) in got:
                 ready.append(judge_oracle(self.key, got[("oracle", 0)]))
-            if ("oracle", 0) in got and ("oracle", 1) in got and REPEATS not in self.verdicts:
-                ready.append(judge_repeat(self.key, got[("oracle", 0)], got[("oracle", 1)]))
+            if REPEATS not in self.verdicts and all(("oracle", i) in got for i in range(self.oracle_runs)):
+                # Each further run against the first: the first that differs, else the last.
+                repeats = [judge_repeat(self.key, got[("oracle", 0)], got[("oracle", i)])
+                           for i in range(1, self.oracle_runs)]
+                verdict = next((v for v in repeats if v.failed), repeats[-1])
+                if not verdict.failed and self.oracle_runs > 2:
+                    verdict = replace(verdict, detail=verdict.detail.replace(
+                        "the same outcome twice", f"the same outcome {self.oracle_runs} times", 1))
+                ready.append(verdict)
             if ("echo", 0) in got and ECHO_FAILS not in self.verdicts:
                 ready += [judge_echo(self.key, got[("echo", 0)]), judge_hidden(self.key, got[("echo", 0)])]
             if (PATCH_AGENT, 0) in got and CARELESS_FAILS not in self.verdicts:
@@ -688,7 +697,7 @@ def check_scenario(target: Target, options: CheckOptions | None = None,
     from harness.runner import RunOptions, new_batch_id, run_plan
 
     options = options or CheckOptions()
-    collector = _Collector(target.key, on_verdict)
+    collector = _Collector(target.key, on_verdict, options.oracle_runs)
     try:
         scenario = load_scenario(target.suite, target.name, target.suites_dir)
         prompt = _prompt_for(scenario, options.tier)
@@ -704,8 +713,10 @@ def check_scenario(target: Target, options: CheckOptions | None = None,
     run_options = RunOptions(parallel=options.parallel, workspaces_root=options.workspaces_root,
                              sandbox=options.sandbox, judge=JudgeChoice("none"), skip_warmup=options.skip_warmup,
                              control=options.control)
-    groups = [Group(scenario, prompt, "oracle", None, None, [0, 1]), Group(scenario, prompt, "echo", None, None, [0])]
-    plan = Plan(batch_id=new_batch_id(), groups=groups, iterations=2, planned=3)
+    oracle_runs = max(2, options.oracle_runs)
+    groups = [Group(scenario, prompt, "oracle", None, None, list(range(oracle_runs))),
+              Group(scenario, prompt, "echo", None, None, [0])]
+    plan = Plan(batch_id=new_batch_id(), groups=groups, iterations=oracle_runs, planned=oracle_runs + 1)
     run_plan(plan, run_options, None, progress=collector.run_done)
     stopped = options.control is not None and options.control.stopping
     if options.careless is not None and not stopped:

@@ -50,6 +50,8 @@ SKIPPED = {
     "ZE_BENCHMARKS_WORKER_URL=": "needs a running worker (tests/test_results_path.py)",
     "curl ": "needs a running worker",
     "bench view": "serves until stopped (tests/test_view_cmd.py)",
+    "bench tasks generate toolz": "downloads a package and verifies tasks for minutes (tests/test_taskgen.py)",
+    "bench ./toolz-bugs": "needs the suite the skipped `bench tasks generate` line writes (tests/test_taskgen.py)",
     "mint enrich": "needs a model API key (tests/test_enrich.py)",
     "bench py-bugs pagination-off-by-one --tier L1 --specialist python-bugfixer --iterations 3 --mint-template":
         "runs the specialist's model (needs ANTHROPIC_API_KEY)",

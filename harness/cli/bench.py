@@ -41,6 +41,7 @@ _COMMAND_MODULES = (
     ("harness.cli.export_cmd", "export"),
     ("harness.cli.scaffold_cmd", "new"),
     ("harness.cli.scaffold_cmd", "check"),
+    ("harness.cli.tasks_cmd", "tasks"),
 )
 
 
