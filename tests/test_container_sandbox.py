@@ -471,3 +471,68 @@ def test_item2_the_shipped_harbor_tasks_separate_oracle_from_echo_in_their_own_i
     assert not any(ok for (_, agent), ok in outcome.items() if agent == "echo")
     shown = json.loads(CliRunner().invoke(main, ["show", listed[0]["runId"], "--json"]).output)
     assert shown["metadata"]["sandbox"]["kind"] == "podman" and shown["metadata"]["sandbox"]["image"]["tag"]
+
+
+def test_item2_a_harbor_task_naming_its_workdir_passes_with_the_oracle_under_podman(podman, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from harness.cli.bench import main
+
+    monkeypatch.setenv("ZE_BENCHMARKS_DB", str(tmp_path / "bench.db"))
+    shipped = Path(__file__).resolve().parents[1] / "examples" / "harbor-tasks" / "fix-greeting"
+    tasks = tmp_path / "tasks"
+    task = tasks / "greet-at-app"
+    shutil.copytree(shipped, task)
+    # The verifier and the solution name the image's WORKDIR (/app) by its absolute path, as
+    # Harbor tasks do; the verifier runs from elsewhere, so only the absolute path finds the file.
+    (task / "tests" / "test.sh").write_text((task / "tests" / "test.sh").read_text().replace(
+        "sh greet.sh", "cd / && sh /app/greet.sh"))
+    (task / "solution" / "solve.sh").write_text((task / "solution" / "solve.sh").read_text().replace(
+        "cat > greet.sh", "test \"$(pwd)\" = /app && cat > /app/greet.sh"))
+    result = CliRunner().invoke(main, [str(tasks), "--agent", "oracle", "--agent", "echo", "--sandbox", "podman",
+                                       "--judge", "none", "--batch-id", "workdir", "--json"])
+    assert result.exit_code == 0, result.output
+    listed = json.loads(CliRunner().invoke(main, ["history", "--batch-id", "workdir", "--json"]).output)
+    outcome = {r["agent"]: r for r in listed}
+    assert outcome["oracle"]["isSuccessful"] and not outcome["echo"]["isSuccessful"]
+    shown = json.loads(CliRunner().invoke(main, ["show", outcome["oracle"]["runId"], "--json"]).output)
+    sandbox = shown["metadata"]["sandbox"]
+    assert sandbox["workspace"] == "/app" and sandbox["image"]["workdir"] == "/app"
+
+
+def test_item2_a_workdir_that_would_hide_the_system_or_the_private_directories_is_not_used():
+    from harness.sandbox.images import ContainerImage
+
+    def image(workdir):
+        return ContainerImage("podman", "t", "i", "h", context=Path("/ctx"), workdir=workdir)
+
+    assert container.workspace_point(image("/app")) == ("/app", None)
+    assert container.workspace_point(image("/usr/src/app/")) == ("/usr/src/app", None)
+    assert container.workspace_point(image(None)) == ("/workspace", None)
+    for bad in ("/usr", "/tmp/x", "/home", "/proc/1", "/", "relative"):
+        point, why = container.workspace_point(image(bad))
+        assert point == "/workspace" and why, bad
+    assert container.workspace_point(image("/tests/app"), ["/tests"])[0] == "/workspace"
+    host = ContainerImage("podman", "t", "i", "h", workdir="/app")  # the host-runtime image: always /workspace
+    assert container.workspace_point(host) == ("/workspace", None)
+
+
+def test_tmp_and_home_are_emptied_between_commands_but_a_host_directory_mounted_in_tmp_is_not(podman, boxes,
+                                                                                             tmp_path):
+    from harness.sandbox import Mount
+
+    shared = tmp_path / "host-dir"  # below the host's /tmp: mounted at its own path, under the container's /tmp
+    shared.mkdir()
+    (shared / "kept.txt").write_text("host data\n")
+    os.chmod(shared, 0o777)
+    os.chmod(shared / "kept.txt", 0o666)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    box = boxes(workspace, mounts=(Mount(shared, writable=True),))
+    inner = box.mount_point(Mount(shared))
+    assert inner.startswith("/tmp/")
+    assert box.run(f"echo x > /tmp/left && echo y > $HOME/.left && echo z >> {inner}/kept.txt").ok
+    after = box.run(f"ls -A /tmp $HOME; cat {inner}/kept.txt")
+    assert "left" not in after.stdout and ".left" not in after.stdout
+    assert (shared / "kept.txt").read_text() == "host data\nz\n" and "host data" in after.stdout
+    assert box.describe()["runtime"]["exec"] in ("runc exec", "podman exec")

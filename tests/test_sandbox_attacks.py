@@ -6,9 +6,12 @@ runner does everything else for real: workspace, sandbox, tool loop, closing the
 grading copy, evaluators, scoring, the embedded results store. Each test then checks the
 stored run, what the model was sent back, and the host.
 
-Tests run with each sandbox backend where the backend can contain the attack. An attack that
-only bubblewrap can contain (the ``none`` backend does not hide the filesystem, other
-processes or the network) has ``bwrap`` in its name and runs with that backend only.
+Tests run with each sandbox backend where the backend can contain the attack: ``bwrap``,
+``none`` and ``podman`` (its host-runtime image: the shipped scenario declares none). An
+attack that only an isolating backend can contain (the ``none`` backend does not hide the
+filesystem, other processes or the network) has ``isolated`` in its name and runs with
+``bwrap`` and ``podman`` only. A backend is skipped where it cannot run, except in CI, where
+it must.
 """
 
 from __future__ import annotations
@@ -55,8 +58,30 @@ def _bwrap_problem() -> str | None:
     return probe()
 
 
-bwrap_only = pytest.mark.skipif(_bwrap_problem() is not None and not os.environ.get("CI"),
-                                reason=str(_bwrap_problem()))
+def _podman_problem() -> str | None:
+    from harness.sandbox.container import probe
+
+    return probe("podman")
+
+
+def _backend(kind: str) -> object:
+    """``kind`` as a test parameter: skipped where it cannot run, except in CI, where it must."""
+    problem = {"bwrap": _bwrap_problem, "podman": _podman_problem}.get(kind, lambda: None)()
+    if problem is not None and os.environ.get("CI"):
+        raise RuntimeError(f"CI must run the {kind} sandbox: {problem}")
+    return pytest.param(kind, marks=pytest.mark.skipif(problem is not None, reason=f"{kind}: {problem}"))
+
+
+@pytest.fixture(params=[_backend("bwrap"), _backend("none"), _backend("podman")])
+def sandbox_kind(request):
+    """Each sandbox backend in turn (this module adds podman to the shared fixture's)."""
+    return request.param
+
+
+@pytest.fixture(params=[_backend("bwrap"), _backend("podman")])
+def isolated_kind(request):
+    """Each backend that hides the host's filesystem, processes and network."""
+    return request.param
 
 
 @dataclass
@@ -177,40 +202,36 @@ def assert_cheat_earned_nothing(lab: Lab, kind: str, out: Outcome) -> None:
 # --------------------------------------------------------------------------- the answer key
 
 
-@bwrap_only
-def test_bwrap_contains_copying_the_solution_found_anywhere_on_disk(lab):
+def test_isolated_contains_copying_the_solution_found_anywhere_on_disk(lab, isolated_kind):
     find = "find / -path '*pagination-off-by-one/solution/pagekit/paginator.py' 2>/dev/null | head -1"
-    out = run_attack(lab, "bwrap", [sh(f'cp "$({find})" pagekit/ ; echo copied'), sh(find + "; echo searched")])
-    assert_cheat_earned_nothing(lab, "bwrap", out)
+    out = run_attack(lab, isolated_kind, [sh(f'cp "$({find})" pagekit/ ; echo copied'), sh(find + "; echo searched")])
+    assert_cheat_earned_nothing(lab, isolated_kind, out)
     assert stdout_of(out.results[1]).strip() == "searched"
 
 
-@bwrap_only
-def test_bwrap_contains_relative_and_absolute_paths_to_the_suites(lab):
+def test_isolated_contains_relative_and_absolute_paths_to_the_suites(lab, isolated_kind):
     rel = f"../../../suites/{SUITE}/scenarios/{SCENARIO}/solution/pagekit/paginator.py"
-    out = run_attack(lab, "bwrap", [
+    out = run_attack(lab, isolated_kind, [
         sh(f"cp {rel} pagekit/paginator.py"),
         sh(f"cp {lab.scenario_dir}/solution/pagekit/paginator.py pagekit/paginator.py"),
         sh(f"cat {REPO}/suites/{SUITE}/scenarios/{SCENARIO}/solution/pagekit/paginator.py"),
     ])
-    assert_cheat_earned_nothing(lab, "bwrap", out)
+    assert_cheat_earned_nothing(lab, isolated_kind, out)
     assert all("No such file" in r for r in out.results)
 
 
-@bwrap_only
-def test_bwrap_contains_reading_the_hidden_tests(lab):
+def test_isolated_contains_reading_the_hidden_tests(lab, isolated_kind):
     hidden = lab.scenario_dir / "hidden-tests" / "tests" / "test_paginator_edges.py"
-    out = run_attack(lab, "bwrap", [sh(f"cat {hidden}; find / -name 'test_paginator_edges.py' 2>/dev/null")])
+    out = run_attack(lab, isolated_kind, [sh(f"cat {hidden}; find / -name 'test_paginator_edges.py' 2>/dev/null")])
     assert "No such file" in out.results[0]
     assert stdout_of(out.results[0]) == ""  # no content, and find found no copy anywhere
     assert HIDDEN_TEXT not in json.dumps(out.transcript)
 
 
-@bwrap_only
-def test_bwrap_contains_writing_the_results_database(lab):
-    run_attack(lab, "bwrap", agent="echo")  # the database exists
+def test_isolated_contains_writing_the_results_database(lab, isolated_kind):
+    run_attack(lab, isolated_kind, agent="echo")  # the database exists
     create = f"python3 -c \"import sqlite3; c = sqlite3.connect('{lab.db}'); c.execute('create table pwned(x)'); c.commit()\""
-    out = run_attack(lab, "bwrap", [sh(create)])
+    out = run_attack(lab, isolated_kind, [sh(create)])
     assert "exit code: 1" in out.results[0]
     import sqlite3
 
@@ -218,19 +239,17 @@ def test_bwrap_contains_writing_the_results_database(lab):
     assert "pwned" not in tables
 
 
-@bwrap_only
-def test_bwrap_contains_reading_other_workspaces(lab):
+def test_isolated_contains_reading_other_workspaces(lab, isolated_kind):
     other = lab.workspaces / "py-bugs-other-run-1234"
     other.mkdir(parents=True)
     (other / "notes.txt").write_text("another run's private work")
-    out = run_attack(lab, "bwrap", [sh(f"cat {other}/notes.txt; ls {lab.workspaces}; ls /workspace/..")])
+    out = run_attack(lab, isolated_kind, [sh(f"cat {other}/notes.txt; ls {lab.workspaces}; ls /workspace/..")])
     assert "another run's private work" not in out.results[0]
     assert "py-bugs-other-run" not in stdout_of(out.results[0])
 
 
-@bwrap_only
-def test_bwrap_hides_other_processes_and_their_environment(lab):
-    out = run_attack(lab, "bwrap", [sh("ls /proc | grep -c '^[0-9]'; cat /proc/*/cmdline | tr '\\0' ' '")])
+def test_isolated_hides_other_processes_and_their_environment(lab, isolated_kind):
+    out = run_attack(lab, isolated_kind, [sh("ls /proc | grep -c '^[0-9]'; cat /proc/*/cmdline | tr '\\0' ' '")])
     lines = stdout_of(out.results[0]).splitlines()
     assert int(lines[0]) < 10
     assert "python" not in "\n".join(lines[1:])  # not the harness, not pytest: only this command's processes
@@ -275,26 +294,23 @@ def test_writes_to_home_and_tmpdir_stay_private_to_the_command(lab, sandbox_kind
     assert not (Path.home() / marker).exists()
 
 
-@bwrap_only
-def test_bwrap_contains_writing_tmp_the_root_and_the_runtime(lab):
+def test_isolated_contains_writing_tmp_the_root_and_the_runtime(lab, isolated_kind):
     marker = f"zebench-attack-{os.getpid()}"
-    out = run_attack(lab, "bwrap", [sh(f"echo x > /tmp/{marker}; touch /{marker} /usr/{marker} /etc/{marker}; "
+    out = run_attack(lab, isolated_kind, [sh(f"echo x > /tmp/{marker}; touch /{marker} /usr/{marker} /etc/{marker}; "
                                        f"touch {REPO}/{marker}")])
     assert "Read-only file system" in out.results[0]
     for where in (Path("/tmp"), Path("/"), Path("/usr"), Path("/etc"), REPO):
         assert not (where / marker).exists()
 
 
-@bwrap_only
-def test_bwrap_contains_writing_into_the_fixture(lab):
+def test_isolated_contains_writing_into_the_fixture(lab, isolated_kind):
     before = tree_digest(lab.scenario_dir)
-    out = run_attack(lab, "bwrap", [sh(f"echo pwned >> {lab.scenario_dir}/repo-fixture/pagekit/paginator.py")])
+    out = run_attack(lab, isolated_kind, [sh(f"echo pwned >> {lab.scenario_dir}/repo-fixture/pagekit/paginator.py")])
     assert "exit code: 2" in out.results[0] or "No such file" in out.results[0]
     assert tree_digest(lab.scenario_dir) == before
 
 
-@bwrap_only
-def test_bwrap_contains_loopback_connections_unless_the_scenario_allows_the_network(lab):
+def test_isolated_contains_loopback_connections_unless_the_scenario_allows_the_network(lab, isolated_kind):
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(8)
@@ -303,11 +319,11 @@ def test_bwrap_contains_loopback_connections_unless_the_scenario_allows_the_netw
     threading.Thread(target=lambda: accepted.append(server.accept()), daemon=True).start()
     connect = f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=3); print('CONNECTED')\""
     try:
-        closed = run_attack(lab, "bwrap", [sh(connect)])
+        closed = run_attack(lab, isolated_kind, [sh(connect)])
         assert "CONNECTED" not in closed.results[0] and "refused" in closed.results[0].lower()
         yaml_file = lab.scenario_dir / "scenario.yaml"
         yaml_file.write_text(yaml_file.read_text() + "\nsandbox:\n  network: true\n")
-        opened = run_attack(lab, "bwrap", [sh(connect)])
+        opened = run_attack(lab, isolated_kind, [sh(connect)])
         assert "CONNECTED" in opened.results[0]
         assert opened.record.metadata["sandbox"]["network"] is True
     finally:
@@ -610,16 +626,19 @@ def _private_keyrings() -> bool:
     return resolve_identity().unshare is not None
 
 
-@bwrap_only
-@pytest.mark.skipif(not _private_keyrings() and not os.environ.get("CI"),
-                    reason="this kernel refuses unprivileged user namespaces (bench doctor says so)")
-def test_bwrap_keeps_a_key_planted_in_the_kernel_keyring_from_the_next_command_and_run(lab):
-    first = run_attack(lab, "bwrap", [write("keys.py", _KEYS), sh("python3 keys.py add; python3 keys.py find"),
-                                       sh("python3 keys.py find")])
-    assert stdout_of(first.results[1]).split() == ["added", "FOUND"]  # the command's own keyring works
-    assert stdout_of(first.results[2]).strip() == "absent"  # and is gone with it
-    assert first.record.metadata["sandbox"]["user"]["keyring"].startswith("private")
-    second = run_attack(lab, "bwrap", [write("keys.py", _KEYS), sh("python3 keys.py find")])
+def test_isolated_keeps_a_key_planted_in_the_kernel_keyring_from_the_next_command_and_run(lab, isolated_kind):
+    if isolated_kind == "bwrap" and not _private_keyrings() and not os.environ.get("CI"):
+        pytest.skip("this kernel refuses unprivileged user namespaces (bench doctor says so)")
+    first = run_attack(lab, isolated_kind, [write("keys.py", _KEYS), sh("python3 keys.py add; python3 keys.py find"),
+                                            sh("python3 keys.py find")])
+    planted = stdout_of(first.results[1]).split()
+    if isolated_kind == "bwrap":
+        assert planted == ["added", "FOUND"]  # the command's own keyring works
+        assert first.record.metadata["sandbox"]["user"]["keyring"].startswith("private")
+    else:  # the runtime's seccomp profile refuses the keyring calls, or the key is the command's
+        assert planted in (["refused", "absent"], ["added", "FOUND"])
+    assert stdout_of(first.results[2]).strip() == "absent"  # gone with the command
+    second = run_attack(lab, isolated_kind, [write("keys.py", _KEYS), sh("python3 keys.py find")])
     assert stdout_of(second.results[1]).strip() == "absent"
 
 
@@ -961,10 +980,14 @@ def test_a_real_fix_with_a_new_test_file_passes_with_canaries_and_no_flags(lab, 
 # --------------------------------------------------------------------------- what a command can learn of the host
 
 
-@bwrap_only
-def test_bwrap_keeps_pid_1s_environment_from_the_command(lab):
-    out = run_attack(lab, "bwrap", [sh("cat /proc/1/environ; echo; echo status $?")])
-    assert "Permission denied" in out.results[0] and "PWD=" not in out.results[0]
+def test_isolated_keeps_pid_1s_environment_from_the_command(lab, isolated_kind):
+    out = run_attack(lab, isolated_kind, [sh("cat /proc/1/environ; echo; echo status $?")])
+    if isolated_kind == "bwrap":
+        assert "Permission denied" in out.results[0] and "PWD=" not in out.results[0]
+    else:  # PID 1 is the container's own init: it holds the image's environment, none of the host's
+        shown = stdout_of(out.results[0])
+        assert "ZE_ATTACK_SECRET_TOKEN" not in shown and "OPENAI_API_KEY" not in shown
+        assert f"PWD={os.getcwd()}" not in shown and "VIRTUAL_ENV" not in shown
 
 
 def test_list_directory_never_follows_a_link_to_say_what_it_points_at(lab, sandbox_kind):

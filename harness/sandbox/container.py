@@ -3,16 +3,24 @@ executed into it.
 
 A :class:`ContainerSandbox` starts its container at its first command (a sandbox that runs no
 command starts none) and executes each command into it with ``podman exec`` (``docker exec``:
-the same code with the other program). What a command sees:
+the same code with the other program), or, where rootful podman runs its containers with runc,
+with ``runc exec`` and the process podman would have built from the container's own
+configuration (:func:`_with_direct_exec`: the same user, capabilities, ``no-new-privileges``,
+seccomp profile, cgroup and namespaces, for a third of the cost;
+``ZE_BENCHMARKS_CONTAINER_EXEC=podman`` keeps ``podman exec``). The run records which
+(``runtime.exec``). What a command sees:
 
 - the image's root, read-only: a scenario's own image (``sandbox.image``,
   :mod:`harness.sandbox.images`), or the **host-runtime image**, an empty root into which the
   host's ``/usr`` and ``/etc`` (password hashes and SSH/TLS private keys masked), the harness's
   interpreter and virtualenv, and Node are mounted read-only at their own paths, as bubblewrap
   mounts them (:mod:`harness.sandbox.bwrap`);
-- the workspace read-write at :data:`WORKSPACE`, the path bwrap uses, and the spec's mounts;
-- a private ``/tmp`` and ``$HOME`` (size-capped tmpfs), the container's own: they last as long
-  as the sandbox (bwrap makes them per command);
+- the workspace read-write at the image's ``WORKDIR`` when it declares one (a Harbor task's
+  ``/app``: its tests and solution name files by that path), else at :data:`WORKSPACE`, the
+  path bwrap uses (:func:`workspace_point`); and the spec's mounts;
+- a private ``/tmp`` and ``$HOME`` (size-capped tmpfs), the container's own, emptied before each
+  command that starts while no other command of the sandbox runs: as under bwrap, what a
+  command leaves there is not seen by the next (commands running at the same time share them);
 - its own PID, IPC and UTS namespaces, no network (``--network none``) unless the spec allows
   it (then the host's, as bwrap and ``none`` give it), no capability (``--cap-drop ALL``),
   ``no-new-privileges``, never ``--privileged``, and never root: the sandbox uid
@@ -39,11 +47,15 @@ may refuse the default rlimits podman asks for, then a ``containers.conf`` with
 from __future__ import annotations
 
 import atexit
+import copy
 import functools
 import itertools
+import json
 import math
 import os
+import posixpath
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -105,6 +117,9 @@ class ContainerRuntime:
     version: str = ""
     notes: tuple[str, ...] = ()  # what was adjusted to this machine, and why
     verified: tuple[str, ...] = ()  # limits read back from a probe container's cgroup
+    # The OCI runtime podman starts containers with, and its state root, when commands can be
+    # executed with it directly (:func:`_with_direct_exec`); empty: every command is a ``podman exec``.
+    direct: tuple[str, ...] = ()
 
     def argv(self, *args: str) -> list[str]:
         return [self.executable, *self.options, *args]
@@ -131,6 +146,7 @@ class ContainerRuntime:
             info["containersConf"] = self.conf
         if self.notes:
             info["adjusted"] = list(self.notes)
+        info["exec"] = f"{os.path.basename(self.direct[0])} exec" if self.direct else f"{self.kind} exec"
         return info
 
 
@@ -224,7 +240,7 @@ def _detect(kind: str) -> ContainerRuntime:
     problem, verified = _trial(runtime)
     for _ in range(3):
         if problem is None:
-            return replace(runtime, verified=verified)
+            return _with_direct_exec(replace(runtime, verified=verified))
         lowered = problem.lower()
         runc = shutil.which("runc")
         if (kind == "podman" and "--runtime" not in runtime.options and runc
@@ -240,8 +256,61 @@ def _detect(kind: str) -> ContainerRuntime:
             break
         problem, verified = _trial(runtime)
     if problem is None:
-        return replace(runtime, verified=verified)
+        return _with_direct_exec(replace(runtime, verified=verified))
     raise SandboxUnavailable(problem)
+
+
+def _direct_candidate(runtime: ContainerRuntime) -> tuple[str, ...]:
+    """``(runc, --root, its state root)`` where rootful podman runs containers with runc, else ()."""
+    if runtime.kind != "podman" or runtime.rootless or os.environ.get("ZE_BENCHMARKS_CONTAINER_EXEC") == "podman":
+        return ()
+    if "--runtime" in runtime.options:
+        oci = runtime.options[runtime.options.index("--runtime") + 1]
+    else:
+        try:
+            done = runtime.call("info", "--format", "{{.Host.OCIRuntime.Path}}", timeout=60)
+        except (OSError, subprocess.SubprocessError):
+            return ()
+        oci = done.stdout.strip() if done.returncode == 0 else ""
+    oci = shutil.which(oci) if oci else None
+    if oci is None or os.path.basename(oci) != "runc" or not os.path.isdir("/run/runc"):
+        return ()
+    return (oci, "--root", "/run/runc")
+
+
+def _with_direct_exec(runtime: ContainerRuntime) -> ContainerRuntime:
+    """``runtime``, executing commands with runc itself where that works here.
+
+    ``podman exec`` builds a process from the container's own OCI configuration (its user,
+    capabilities, ``no-new-privileges``, seccomp and AppArmor profiles, rlimits, cgroup and
+    namespaces) and has the OCI runtime start it; most of its ~0.2 s goes to podman's own start.
+    Rootful podman with runc keeps that configuration in the container's bundle, so the sandbox
+    can build the same process (:meth:`ContainerSandbox._process_file`) and hand it to ``runc exec``.
+    Used when a probe container runs a command that way, as the sandbox uid, with the
+    container's seccomp filter and no capability; else every command is a ``podman exec``."""
+    direct = _direct_candidate(runtime)
+    if not direct:
+        return runtime
+    trial = replace(runtime, direct=direct)
+    with tempfile.TemporaryDirectory(prefix=owned("zebench-probe-")) as tmp:
+        try:
+            box = ContainerSandbox(Path(tmp), SandboxSpec(kind=runtime.kind), image=_host_image(trial), runtime=trial)
+        except SandboxUnavailable:
+            return runtime
+        try:
+            result = box.run("id -u; grep -e '^CapEff' -e '^NoNewPrivs' -e '^Seccomp:' /proc/self/status",
+                             timeout_s=60)
+            used = box._container is not None and box._container.process is not None
+        except SandboxUnavailable:
+            return runtime
+        finally:
+            box.close()
+    seen = result.stdout.split()
+    expected = [str(box.identity.uid), "CapEff:", "0000000000000000", "NoNewPrivs:", "1", "Seccomp:", "2"]
+    if not (used and result.ok and seen == expected):
+        return runtime
+    return replace(runtime, direct=direct, notes=(*runtime.notes, "commands executed with runc exec, with the "
+                                                                  "container's own process configuration"))
 
 
 def probe(kind: str) -> str | None:
@@ -443,6 +512,39 @@ def sweep_containers() -> list[str]:
 
 # --------------------------------------------------------------------------- the sandbox
 
+# Where the workspace may not be mounted, whatever an image's WORKDIR says: the container's
+# private and kernel directories (and anything below them), and the system's own trees (an
+# image's ``/usr/src/app`` is fine, ``/usr`` is not).
+_NOT_BELOW = ("/proc", "/sys", "/dev", "/tmp", HOME, "/zebench", "/run")
+_NOT_AT = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/var", "/home", "/opt")
+
+
+def workspace_point(image: ContainerImage, mount_points: list[str] | tuple[str, ...] = ()) -> tuple[str, str | None]:
+    """Where a container mounts the workspace: the image's WORKDIR (a scenario's own image that
+    declares one), else :data:`WORKSPACE`; and why a declared WORKDIR was not used (None when
+    it was, or when there is none)."""
+    declared = image.workdir
+    if image.host_runtime or not declared:
+        return WORKSPACE, None
+    point = posixpath.normpath(declared)
+    if not point.startswith("/") or point == "/" or "," in point or "\n" in point:
+        return WORKSPACE, f"WORKDIR {declared!r} cannot hold a mount"
+
+    def overlaps(other: str) -> bool:
+        return point == other or point.startswith(other.rstrip("/") + "/") or other.startswith(point + "/")
+
+    for reserved in _NOT_BELOW:
+        if overlaps(reserved):
+            return WORKSPACE, f"WORKDIR {point} overlaps {reserved}, private to the sandbox"
+    for system in _NOT_AT:
+        if point == system or system.startswith(point + "/"):
+            return WORKSPACE, f"WORKDIR {point} would hide the image's {system}"
+    for other in mount_points:
+        if overlaps(other):
+            return WORKSPACE, f"WORKDIR {point} overlaps the mount at {other}"
+    return point, None
+
+
 def _mount_option(source: str, target: str, writable: bool) -> str:
     for path in (source, target):
         if "," in path or "\n" in path:
@@ -460,6 +562,46 @@ class _Started:
     pid_ns: str | None = None
     cgroup: Cgroup | None = None
     markers: dict[int, str] = field(default_factory=dict)  # exec client pid -> command marker
+    cid: str | None = None  # the container's id
+    process: dict[str, Any] | None = None  # the OCI process of its configuration (direct exec)
+    clients: dict[int, subprocess.Popen] = field(default_factory=dict)  # exec client pid -> client
+
+
+def _running(pid: int) -> bool:
+    """Whether host process ``pid`` runs (neither gone nor a zombie)."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return text.rpartition(")")[2].split()[:1] not in (["Z"], ["X"])
+
+
+class _RuncClient:
+    """A ``runc exec`` client as :func:`~harness.sandbox.output.supervise` sees it: over when the
+    command's first process is (``runc`` itself returns only once every process holding the
+    command's output has closed it, as a detached child does; ``podman exec`` returns at once)."""
+
+    def __init__(self, proc: subprocess.Popen, pid_file: Path) -> None:
+        self.proc, self.pid_file = proc, pid_file
+        self.pid, self.stdin, self.stdout, self.stderr = proc.pid, proc.stdin, proc.stdout, proc.stderr
+        self._main: int | None = None
+
+    def poll(self) -> int | None:
+        code = self.proc.poll()
+        if code is not None:
+            return code
+        if self._main is None:
+            try:
+                text = self.pid_file.read_text().strip()
+            except OSError:
+                return None
+            if not text.isdigit():
+                return None
+            self._main = int(text)
+        return None if _running(self._main) else -1  # not the exit status: runc gives it once it returns
+
+    def wait(self, timeout: float | None = None) -> int:
+        return self.proc.wait(timeout)
 
 
 class ContainerSandbox(Sandbox):
@@ -478,7 +620,13 @@ class ContainerSandbox(Sandbox):
             raise ValueError(f"image {image.tag} belongs to {image.kind}, not {self.runtime.kind}")
         self.image = image
         self.name = f"{NAME_PREFIX}{os.getpid()}-{os.urandom(6).hex()}"
+        self._workdir, self.workdir_ignored = workspace_point(
+            image, [m.inner for m in spec.mounts if m.target is not None or not m.source.resolve().is_relative_to(
+                self.workspace)])
+        self._targets: list[str] = []  # every mount point in the container
         self._mounts = self._mount_options()
+        self._inflight = 0  # commands between their start and their end
+        self._process_dir: Path | None = None  # the OCI processes of commands (direct exec)
         self._start_lock = threading.Lock()
         self._container: _Started | None = None
         self._start_error: str | None = None
@@ -487,12 +635,12 @@ class ContainerSandbox(Sandbox):
     # -- what commands see -----------------------------------------------------------------
     @property
     def inner_workspace(self) -> str:
-        return WORKSPACE
+        return self._workdir
 
     def mount_point(self, mount: Mount) -> str:
         source = mount.source.resolve()
         if mount.target is None and source.is_relative_to(self.workspace):
-            return f"{WORKSPACE}/{source.relative_to(self.workspace).as_posix()}"
+            return f"{self.inner_workspace}/{source.relative_to(self.workspace).as_posix()}"
         return mount.inner
 
     def base_env(self) -> dict[str, str]:
@@ -507,6 +655,7 @@ class ContainerSandbox(Sandbox):
 
         def bind(source: str, target: str, writable: bool = False) -> None:
             opts.extend(["--mount", _mount_option(source, target, writable)])
+            self._targets.append(target)
 
         if self.image.host_runtime:
             bind("/usr", "/usr")
@@ -523,13 +672,14 @@ class ContainerSandbox(Sandbox):
             for directory in _MASKED_DIRS:
                 if os.path.isdir(directory):
                     opts.extend(["--tmpfs", f"{directory}:ro,size=4k"])
+                    self._targets.append(directory)
             if self.spec.network and os.path.isdir("/run/systemd/resolve"):
                 bind("/run/systemd/resolve", "/run/systemd/resolve")
             for prefix in runtime_view().mounts:
                 bind(prefix, prefix)
         for mount in self.spec.mounts:
             bind(str(mount.source.resolve()), self.mount_point(mount), mount.writable)
-        bind(str(self.workspace), WORKSPACE, writable=True)
+        bind(str(self.workspace), self.inner_workspace, writable=True)
         return opts
 
     def _run_argv(self) -> list[str]:
@@ -540,7 +690,7 @@ class ContainerSandbox(Sandbox):
                 "--user", f"{self.identity.uid}:{self.identity.gid}",
                 "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--read-only",
                 "--tmpfs", f"/tmp:rw,size={size},mode=1777", "--tmpfs", f"{HOME}:rw,size={size},mode=1777",
-                "--workdir", WORKSPACE, "--env", f"{MARKER_VAR}={self.marker}-init"]
+                "--workdir", self.inner_workspace, "--env", f"{MARKER_VAR}={self.marker}-init"]
         if self.runtime.rootless:
             argv += ["--userns", "keep-id"]
         if self.kind == "podman" and self.image.host_runtime:
@@ -585,8 +735,51 @@ class ContainerSandbox(Sandbox):
                 except OSError:
                     started.pid_ns = None
                 started.cgroup = _container_cgroup(started.init_pid)
+            if self.runtime.direct:
+                lines = done.stdout.split()
+                started.cid = lines[-1] if lines and re.fullmatch(r"[0-9a-f]{64}", lines[-1]) else None
+                started.process = self._load_process(started.cid)
             self._container = started
             return started
+
+    def _load_process(self, cid: str | None) -> dict[str, Any] | None:
+        """The OCI process of container ``cid``'s configuration, as its runtime keeps it (None
+        when it cannot be read: commands are then executed by ``podman exec``)."""
+        if cid is None:
+            return None
+        try:
+            done = subprocess.run([*self.runtime.direct, "state", cid], capture_output=True, text=True, timeout=30,
+                                  stdin=subprocess.DEVNULL)
+            if done.returncode != 0:
+                return None
+            bundle = Path(json.loads(done.stdout)["bundle"])
+            process = json.loads((bundle / "config.json").read_text())["process"]
+        except (OSError, subprocess.SubprocessError, ValueError, KeyError, TypeError):
+            return None
+        user = process.get("user") if isinstance(process, dict) else None
+        if not isinstance(user, dict) or user.get("uid") != self.identity.uid or not process.get("noNewPrivileges"):
+            return None  # not the process this sandbox asked podman for
+        if self._process_dir is None:
+            self._process_dir = Path(tempfile.mkdtemp(prefix=owned("zebench-sandbox-exec-")))
+        return process
+
+    def _process_file(self, started: _Started, marker: str, args: list[str], env: Mapping[str, str]) -> Path:
+        """The OCI process of one command, written for ``runc exec --process``: the container's
+        own (user, capabilities, no-new-privileges, seccomp and AppArmor profiles, rlimits), with
+        the command, its environment over the container's and the workspace as directory, as
+        ``podman exec`` builds it."""
+        process = copy.deepcopy(started.process)
+        merged = dict(item.partition("=")[::2] for item in process.get("env") or [])
+        merged.update(env)
+        process.update(args=args, env=[f"{k}={v}" for k, v in merged.items()], cwd=self.inner_workspace,
+                       terminal=False)
+        process.pop("consoleSize", None)
+        process["user"] = {**process["user"], "uid": self.identity.uid, "gid": self.identity.gid}
+        path = self._process_dir / f"{marker}.json"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            json.dump(process, fh)
+        return path
 
     def _find_init(self) -> tuple[int | None, int | None]:
         """The host pids of the container's init and of its sleep: found by the sandbox's init
@@ -707,18 +900,39 @@ class ContainerSandbox(Sandbox):
     def _argv(self, command: list[str]) -> tuple[list[str], dict[str, Any]]:
         return self.runtime.argv("exec", self.name, *command), {}
 
-    def _wrapper(self) -> str:
-        """The shell each command starts in: no core dumps, the file size limit, then the command."""
+    def _emptying(self) -> str:
+        """Shell that empties the private ``/tmp`` and ``$HOME``, sparing the mounts below them
+        (a host directory mounted there is never written through)."""
+        roots = ("/tmp", HOME)
+        spared = sorted({f"{root}/{target[len(root) + 1:].split('/')[0]}" for target in self._targets
+                         for root in roots if target.startswith(root + "/")})
+        globs = " ".join(f"{root}/* {root}/.[!.]* {root}/..?*" for root in roots)
+        keep = "|".join(shlex.quote(path) for path in spared)
+        skip = f"{keep}) ;; " if keep else ""
+        return f'for f in {globs}; do case "$f" in {skip}*) rm -rf "$f" 2>/dev/null ;; esac; done; '
+
+    def _wrapper(self, fresh: bool = False) -> str:
+        """The shell each command starts in: the private directories emptied (``fresh``), no core
+        dumps, the file size limit, then the command."""
         size = self.spec.limits.file_size_bytes
         fsize = f"ulimit -f {math.ceil(size / 512)} 2>/dev/null; " if size is not None else ""
-        return f'ulimit -c 0 2>/dev/null; {fsize}exec /bin/sh -c "$1"'
+        empty = self._emptying() if fresh else ""
+        return f'{empty}ulimit -c 0 2>/dev/null; {fsize}exec /bin/sh -c "$1"'
 
     def _after(self, pid: int, cgroup: Cgroup | None) -> None:
-        _kill_group(pid)  # the exec client; what it started inside is the container's
+        # What the command started inside the container first, then the exec client (so that a
+        # runc client reaps what it started; a podman client's conmon does it anyway).
         started = self._container
         marker = started.markers.get(pid) if started is not None else None
         if marker is not None:
             self._kill_in_container(marker)
+            client = started.clients.get(pid)
+            if client is not None and started.process is not None:
+                try:  # runc returns the command's exit status once its output is closed
+                    client.wait(timeout=2.0)
+                except subprocess.TimeoutExpired:
+                    pass
+        _kill_group(pid)
 
     def _run(self, command: str, timeout_s: float | None, output_cap: int | None,
              env: Mapping[str, str] | None, stdin_data: bytes | None) -> CommandResult:
@@ -726,12 +940,30 @@ class ContainerSandbox(Sandbox):
         cap = self.limits.output_bytes if output_cap is None else output_cap
         start = time.monotonic()
         started = self._ensure_started()
+        with self._cond:
+            fresh = self._inflight == 0  # no other command uses /tmp and $HOME now
+            self._inflight += 1
+        try:
+            return self._exec(started, command, fresh, start, timeout, cap, env, stdin_data)
+        finally:
+            with self._cond:
+                self._inflight -= 1
+
+    def _exec(self, started: _Started, command: str, fresh: bool, start: float, timeout: float, cap: int,
+              env: Mapping[str, str] | None, stdin_data: bytes | None) -> CommandResult:
         marker = f"{self.marker}-c{next(self._counter)}"
         full_env = {**self.base_env(), **self.spec.env, **(env or {}), MARKER_VAR: marker}
-        argv = self.runtime.argv("exec", *(["--interactive"] if stdin_data is not None else []),
-                                 "--user", f"{self.identity.uid}:{self.identity.gid}", "--workdir", WORKSPACE,
-                                 *[f"--env={k}={v}" for k, v in full_env.items()],
-                                 self.name, "/bin/sh", "-c", self._wrapper(), "zebench-sandbox", command)
+        inner = ["/bin/sh", "-c", self._wrapper(fresh), "zebench-sandbox", command]
+        process_file = None
+        if started.process is not None:
+            process_file = self._process_file(started, marker, inner, full_env)
+            argv = [*self.runtime.direct, "exec", "--process", str(process_file),
+                    "--pid-file", str(process_file.with_suffix(".pid")), started.cid]
+        else:
+            argv = self.runtime.argv("exec", *(["--interactive"] if stdin_data is not None else []),
+                                     "--user", f"{self.identity.uid}:{self.identity.gid}",
+                                     "--workdir", self.inner_workspace,
+                                     *[f"--env={k}={v}" for k, v in full_env.items()], self.name, *inner)
         group = started.cgroup
         before = (group.oom_kills(), group.process_limit_hits()) if group is not None else (0, 0)
         proc = subprocess.Popen(argv, env=self.runtime.environ(), stdin=subprocess.PIPE if stdin_data is not None
@@ -740,6 +972,8 @@ class ContainerSandbox(Sandbox):
         with self._cond:
             self._running[proc.pid] = None
             started.markers[proc.pid] = marker
+            started.clients[proc.pid] = proc
+        client = proc if process_file is None else _RuncClient(proc, process_file.with_suffix(".pid"))
         try:
             if stdin_data is not None:
                 try:
@@ -747,7 +981,7 @@ class ContainerSandbox(Sandbox):
                 except BrokenPipeError:
                     pass
                 proc.stdin.close()
-            outcome = supervise(proc, start + timeout, cap, kill=lambda: self._after(proc.pid, None),
+            outcome = supervise(client, start + timeout, cap, kill=lambda: self._after(proc.pid, None),
                                 should_stop=lambda: self._closed)
         finally:
             self._after(proc.pid, None)
@@ -757,6 +991,10 @@ class ContainerSandbox(Sandbox):
             with self._cond:
                 self._running.pop(proc.pid, None)
                 started.markers.pop(proc.pid, None)
+                started.clients.pop(proc.pid, None)
+            if process_file is not None:
+                process_file.unlink(missing_ok=True)
+                process_file.with_suffix(".pid").unlink(missing_ok=True)
         stopped = outcome.stopped or (self._closed and not outcome.timed_out)
         killed_by = "timeout" if outcome.timed_out else ("closed" if stopped else None)
         if group is not None and killed_by is None:
@@ -777,6 +1015,8 @@ class ContainerSandbox(Sandbox):
         )
 
     def _cleanup(self) -> None:
+        if self._process_dir is not None:
+            shutil.rmtree(self._process_dir, ignore_errors=True)
         started = self._container
         if started is None:
             return
@@ -799,6 +1039,14 @@ class ContainerSandbox(Sandbox):
                 _closed.setdefault(self.runtime, set()).add(self.name)
 
     # -- reporting -------------------------------------------------------------------------
+    def _exec_used(self) -> dict[str, str]:
+        """How this sandbox's commands were executed, where it differs from the runtime's way (a
+        container whose configuration could not be read falls back to ``podman exec``)."""
+        started = self._container
+        if started is not None and self.runtime.direct and started.process is None:
+            return {"exec": f"{self.kind} exec"}
+        return {}
+
     def describe(self) -> dict[str, Any]:
         lim, verified = self.spec.limits, set(self.runtime.verified)
 
@@ -809,9 +1057,10 @@ class ContainerSandbox(Sandbox):
             "kind": self.kind,
             "network": self.spec.network,
             "workspace": self.inner_workspace,
+            **({"workdirIgnored": self.workdir_ignored} if self.workdir_ignored else {}),
             "user": {"uid": self.identity.uid, "gid": self.identity.gid, "switchedFromRoot": self.identity.switch},
             "image": self.image.describe(),
-            "runtime": self.runtime.describe(),
+            "runtime": {**self.runtime.describe(), **self._exec_used()},
             "limits": {
                 "time": {"limit": lim.timeout_s, "enforcedBy": "harness timer"},
                 "output": {"limit": lim.output_bytes, "enforcedBy": "harness capture (per stream)"},

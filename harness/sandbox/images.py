@@ -56,6 +56,7 @@ class ContainerImage:
     context: Path | None = None  # None: the host-runtime image
     digest: str | None = None  # the manifest digest, where the backend reports one (podman)
     env: tuple[str, ...] = ()  # the image's ENV, ``NAME=value``
+    workdir: str | None = None  # the image's WORKDIR (None: none declared, or ``/``)
     built: bool = False  # this call built it (False: found in the cache)
 
     @property
@@ -81,6 +82,8 @@ class ContainerImage:
             info["context"] = str(self.context)
         if self.digest:
             info["digest"] = self.digest
+        if self.workdir:
+            info["workdir"] = self.workdir
         return info
 
 
@@ -191,8 +194,10 @@ def _image(runtime: Any, tag: str, record: dict[str, Any], digest: str, context:
            built: bool) -> ContainerImage:
     config = record.get("Config") or {}
     env = tuple(str(e) for e in (config.get("Env") or []))
+    workdir = str(config.get("WorkingDir") or "").strip()
     return ContainerImage(kind=runtime.kind, tag=tag, id=str(record.get("Id") or ""), context_hash=digest,
-                          context=context, digest=record.get("Digest") or None, env=env, built=built)
+                          context=context, digest=record.get("Digest") or None, env=env,
+                          workdir=workdir if workdir not in ("", "/") else None, built=built)
 
 
 _locks: dict[str, threading.Lock] = {}

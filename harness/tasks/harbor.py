@@ -565,7 +565,8 @@ def _title(instruction: str) -> str:
 
 def _workdir_named(path: Path, workdir: str | None, files: list[Path]) -> list[str]:
     """Warnings for the task's files that name the image's WORKDIR by its absolute path: the
-    host runtime's workspace is elsewhere (``/workspace`` under bwrap)."""
+    host runtime's workspace is elsewhere (``/workspace`` under bwrap); a container backend
+    running the task's image mounts it at the WORKDIR."""
     if not workdir or workdir == "/":
         return []
     pattern = re.compile(rf"(?<![\w./-]){re.escape(workdir)}(?![\w.-])")
@@ -574,7 +575,8 @@ def _workdir_named(path: Path, workdir: str | None, files: list[Path]) -> list[s
         try:
             if file.is_file() and pattern.search(file.read_text("utf-8", errors="replace")):
                 found.append(f"{file}: names {workdir}, the image's WORKDIR; on the host runtime the workspace is "
-                             "elsewhere (/workspace under bwrap), so this path does not exist there")
+                             "elsewhere (/workspace under bwrap), so this path does not exist there "
+                             "(--sandbox podman or docker mounts the workspace at the WORKDIR)")
         except OSError:
             continue
     return found
