@@ -1,5 +1,6 @@
 """Installed agents: the real agent CLIs, installed by ``bench agents install``, run in the bwrap
-sandbox against the scripted model server on a shipped scenario.
+sandbox against the scripted model server on a shipped scenario; one of them (:data:`PODMAN_AGENT`)
+under podman too, in a container without a network, behind the same egress relay.
 
 The CLIs are installed once per test session into a session tools directory (the package
 registries must be reachable, as they are in CI). Each test runs the whole pipeline: the
@@ -32,12 +33,29 @@ BENCH = str(Path(sys.executable).parent / "bench")
 API = {"claude-code": "anthropic", "qwen-code": "openai", "gemini-cli": "gemini", "codex": "openai", "opencode": "openai", "aider": "openai", "mini-swe-agent": "openai"}
 AGENTS = sorted(API)
 SKILLS = ("claude-code", "qwen-code", "codex", "opencode", "gemini-cli")  # agents that also get the specialist as a skill
+PODMAN_AGENT = "codex"  # the quickest to start: one agent under podman keeps the CI time down
+# (agent, sandbox): every agent under bwrap, one under podman too
+CASES = [pytest.param(a, "bwrap", id=a) for a in AGENTS] + [pytest.param(PODMAN_AGENT, "podman", id=f"{PODMAN_AGENT}-podman")]
 
 
-def _bwrap_problem():
-    from harness.sandbox.bwrap import probe
+def require_sandbox(kind: str) -> None:
+    """Skip where the ``kind`` backend cannot run here, except in CI, where a container backend
+    must (bwrap's failure in CI shows in the run itself)."""
+    if kind == "bwrap":
+        from harness.sandbox.bwrap import probe
 
-    return probe()
+        problem = probe()
+    else:
+        from harness.sandbox.container import probe
+
+        problem = probe(kind)
+    if problem is None:
+        return
+    if os.environ.get("CI"):
+        if kind != "bwrap":
+            raise RuntimeError(f"CI must run the {kind} sandbox: {problem}")
+        return
+    pytest.skip(str(problem))
 
 
 @pytest.fixture(scope="session")
@@ -55,8 +73,6 @@ def tools_dir(tmp_path_factory):
 
 @pytest.fixture
 def lab(tmp_path, monkeypatch, tools_dir):
-    if _bwrap_problem() is not None and not os.environ.get("CI"):
-        pytest.skip(str(_bwrap_problem()))
     monkeypatch.setenv("ZE_BENCHMARKS_TOOLS_DIR", str(tools_dir))
     monkeypatch.setenv("ZE_BENCHMARKS_SPOOL_DIR", str(tmp_path / "spool"))
     for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "ZE_BENCHMARKS_WORKER_URL"):
@@ -66,12 +82,14 @@ def lab(tmp_path, monkeypatch, tools_dir):
     return tmp_path, suites
 
 
-def run_agent(lab, agent: str, steps: list, *, specialist: str | None = None, model: str | None = None):
+def run_agent(lab, agent: str, steps: list, *, specialist: str | None = None, model: str | None = None,
+              sandbox: str = "bwrap"):
     """(stored run, its transcript, the scripted server) of one run of ``agent`` on the scenario."""
+    require_sandbox(sandbox)
     root, suites = lab
     scenario = load_scenario("py-bugs", "pagination-off-by-one", suites)
     with ScriptedServer(parse_script(steps)) as server:
-        options = RunOptions(agent=agent, model=model, sandbox="bwrap", skip_warmup=True,
+        options = RunOptions(agent=agent, model=model, sandbox=sandbox, skip_warmup=True,
                              workspaces_root=root / "ws", judge=JudgeChoice("none"),
                              agent_options={"base_url": server.base_url(API[agent])})
         if specialist is not None:
@@ -110,9 +128,9 @@ def fix_steps(suites: Path) -> list:
             {"run": "python3 -m pytest -q 2>&1 | tail -3"}, {"say": "Fixed the off-by-one errors."}]
 
 
-@pytest.mark.parametrize("agent", AGENTS)
-def test_the_real_cli_fixes_the_scenario_through_the_scripted_model(lab, agent):
-    run, transcript, server = run_agent(lab, agent, fix_steps(lab[1]))
+@pytest.mark.parametrize(("agent", "sandbox"), CASES)
+def test_the_real_cli_fixes_the_scenario_through_the_scripted_model(lab, agent, sandbox):
+    run, transcript, server = run_agent(lab, agent, fix_steps(lab[1]), sandbox=sandbox)
     assert run.status == "completed" and run.total_score == pytest.approx(1.0), run.metadata.get("agentError")
     calls = [e.get("tool_call") or {} for e in transcript]
     assert any("paginator.py" in json.dumps(c) for c in calls)  # the write, as the agent made it
@@ -123,6 +141,7 @@ def test_the_real_cli_fixes_the_scenario_through_the_scripted_model(lab, agent):
     assert info["agent"] == agent and info["version"] == run.metadata["configParts"]["agent"].split("@")[1]
     egress = run.metadata["egress"]
     assert egress["contacted"] and not egress["errors"]
+    assert run.metadata["sandbox"]["kind"] == sandbox and run.metadata["sandbox"]["network"] is False
 
 
 @pytest.mark.parametrize("agent", AGENTS)
@@ -144,18 +163,19 @@ def test_a_specialist_reaches_the_agents_own_instructions(lab, agent):
 
 
 # Aider runs no command its model asks for in one-shot mode: its model cannot send it anywhere.
-@pytest.mark.parametrize("agent", [a for a in AGENTS if a != "aider"])
-def test_the_agent_reaching_another_port_is_refused_and_recorded(lab, agent):
+@pytest.mark.parametrize(("agent", "sandbox"), [case for case in CASES if case.values[0] != "aider"])
+def test_the_agent_reaching_another_port_is_refused_and_recorded(lab, agent, sandbox):
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(4)
     port = listener.getsockname()[1]
     accepted: list = []
     threading.Thread(target=lambda: accepted.append(listener.accept()), daemon=True).start()
+    # Through the proxy it is given (refused and recorded), then around it (no network to go by).
     probe = (f"python3 -c \"import urllib.request as u; u.urlopen('http://127.0.0.1:{port}/steal', timeout=5)\" "
-             "; echo probed")
+             f"; python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 5)\" ; echo probed")
     try:
-        run, _, _ = run_agent(lab, agent, [{"run": probe}, {"say": "done"}])
+        run, _, _ = run_agent(lab, agent, [{"run": probe}, {"say": "done"}], sandbox=sandbox)
     finally:
         listener.close()
     assert not accepted
@@ -164,6 +184,7 @@ def test_the_agent_reaching_another_port_is_refused_and_recorded(lab, agent):
 
 def test_a_batch_of_three_installed_agents_is_read_by_compare_leaderboard_and_the_dashboard(lab, tmp_path):
     """One scripted server speaks all three agents' wire formats at one base URL."""
+    require_sandbox("bwrap")
     root, suites = lab
     for agent in ("codex", "claude-code", "gemini-cli"):
         if agent not in API:
@@ -200,6 +221,7 @@ def test_mint_proves_a_specialist_for_an_installed_agent(lab, tmp_path):
 
     from test_specialists import copy_shipped_templates
 
+    require_sandbox("bwrap")
     root, suites = lab
     agent = "codex" if "codex" in API else AGENTS[0]
     templates = copy_shipped_templates(tmp_path / "templates")

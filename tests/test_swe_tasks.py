@@ -496,3 +496,120 @@ def test_files_the_test_patch_deletes_are_deleted_from_the_grading_copy_and_stay
     assert scenario.warnings == [] and scenario.raw["swe"]["deleted"] == ["tests/test_wrap.py"]
     record, evaluation = run_one(tmp_path, scenario, "oracle")
     assert (record.status, record.total_score) == ("completed", 1.0), evaluation.details
+
+
+# --------------------------------------------------------------------------- an instance with its own image
+
+GREET = '#!/bin/sh\n# greet NAME [--shout]\nif [ "$2" = "--shout" ]; then echo "HELLO, $1"; else echo "Hello, $1!"; fi\n'
+GREET_FIXED = ('#!/bin/sh\n# greet NAME [--shout]\nif [ "$2" = "--shout" ]; then echo "HELLO, $1!" | tr a-z A-Z; '
+               'else echo "Hello, $1!"; fi\n')
+CASES = 'greets_by_name() { zb-check "Hello, Ada!" "$(sh ./greet.sh Ada)"; }\n'
+CASES_NEW = CASES + 'shouts() { zb-check "HELLO, ADA!" "$(sh ./greet.sh Ada --shout)"; }\n'
+# The instance's test runner: runs the named cases, then prints pytest's -rA summary lines.
+RUNNER = """#!/bin/sh
+. ./tests/cases.sh
+summary=""
+for id in "$@"; do
+    if ( "${id##*::}" ); then summary="$summary PASSED:$id"; else summary="$summary FAILED:$id"; fi
+done
+echo "=========================== short test summary info ============================"
+for line in $summary; do echo "${line%%:*} ${line#*:}"; done
+"""
+# A program only the instance's image has: the tests cannot pass in the host's runtime.
+ZB_CHECK = '#!/bin/sh\n# zb-check EXPECTED ACTUAL: whether they are equal\n[ "$1" = "$2" ]\n'
+IMAGE_F2P, IMAGE_P2P = ["tests/cases.sh::shouts"], ["tests/cases.sh::greets_by_name"]
+
+
+def _git(*args: str, cwd: Path) -> str:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd), "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "t",
+           "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True).stdout
+
+
+def image_instance(folder: Path) -> Path:
+    """An instance file in ``folder``: a tiny shell repository (its clone in ``repos/``), its
+    tests run by a shell runner printing ``PASSED``/``FAILED`` summary lines, in an image built
+    offline FROM scratch with the host's static busybox and a program only the image has."""
+    import os
+
+    repo = folder / "repos" / "zebench-tests__greet"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "greet.sh").write_text(GREET)
+    (repo / "tests" / "cases.sh").write_text(CASES)
+    (repo / "tests" / "run.sh").write_text(RUNNER)
+    _git("init", "--quiet", cwd=repo)
+    _git("add", "-A", cwd=repo)
+    _git("commit", "--quiet", "-m", "base", cwd=repo)
+    base = _git("rev-parse", "HEAD", cwd=repo).strip()
+    (repo / "greet.sh").write_text(GREET_FIXED)
+    patch = _git("diff", cwd=repo)
+    _git("checkout", "--quiet", "--", ".", cwd=repo)
+    (repo / "tests" / "cases.sh").write_text(CASES_NEW)
+    test_patch = _git("diff", cwd=repo)
+    _git("checkout", "--quiet", "--", ".", cwd=repo)
+    context = folder / "greet-image"
+    context.mkdir()
+    (context / "zb-check").write_text(ZB_CHECK)
+    os.chmod(context / "zb-check", 0o755)
+    (context / "zebench-host-files").write_text("# the host's static busybox (Debian: busybox-static)\n"
+                                                "/bin/busybox busybox\n")
+    (context / "Containerfile").write_text(
+        "FROM scratch\nCOPY busybox /bin/busybox\nRUN [\"/bin/busybox\", \"--install\", \"-s\", \"/bin\"]\n"
+        "RUN printf '#!/bin/sh\\nexec /bin/sh \"$@\"\\n' > /bin/bash && chmod 755 /bin/bash\n"
+        "COPY zb-check /usr/local/bin/zb-check\nENV PATH=/usr/local/bin:/bin\nWORKDIR /testbed\n")
+    instance = {"instance_id": "greet-shout", "repo": "zebench-tests/greet", "base_commit": base, "patch": patch,
+                "test_patch": test_patch, "FAIL_TO_PASS": IMAGE_F2P, "PASS_TO_PASS": IMAGE_P2P,
+                "problem_statement": "greet.sh --shout should shout the name too, and end with '!'.",
+                "image": "greet-image", "test_command": "sh tests/run.sh {tests}"}
+    file = folder / "greet.jsonl"
+    file.write_text(json.dumps(instance) + "\n")
+    return file
+
+
+def _podman_with_busybox_or_skip() -> None:
+    import os
+
+    from harness.sandbox import container
+
+    from test_container_sandbox import _static_busybox
+
+    problem = container.probe("podman")
+    if problem is None and (_static_busybox() is None or os.path.realpath(_static_busybox()) !=
+                            os.path.realpath("/bin/busybox")):
+        problem = "no statically linked /bin/busybox to build the instance's image from (apt-get install busybox-static)"
+    if problem is not None:
+        if os.environ.get("CI"):
+            raise RuntimeError(f"CI must run the podman sandbox: {problem}")
+        pytest.skip(problem)
+
+
+@pytest.mark.integration
+def test_an_instance_with_its_own_image_is_solved_in_it_and_cannot_pass_without_it(bench_env, tmp_path, monkeypatch):
+    _podman_with_busybox_or_skip()
+    monkeypatch.setenv("ZE_BENCHMARKS_WORKSPACES_DIR", str(tmp_path / "ws"))
+    file = image_instance(tmp_path / "suite")
+    scenario = load(file, "greet-shout")
+    assert scenario.warnings == [] and scenario.environment == (tmp_path / "suite" / "greet-image").resolve()
+    assert "shouts" not in (scenario.fixture_dir / "tests" / "cases.sh").read_text()
+    record, evaluation = run_one(tmp_path, scenario, "oracle", kind="podman")
+    assert (record.status, record.is_successful, record.total_score) == ("completed", True, 1.0), \
+        (evaluation.details, record.metadata.get("finalAnswer"))
+    sandbox = record.metadata["sandbox"]
+    assert sandbox["kind"] == "podman" and sandbox["image"]["runtime"] == "image"
+    assert sandbox["workspace"] == "/testbed"  # the image's WORKDIR
+    assert evaluation.data["outcomes_from"] == "-rA summary"
+    assert evaluation.data["fail_to_pass"] == {"passed": 1, "total": 1, "failing": []}
+    assert evaluation.data["pass_to_pass"] == {"passed": 1, "total": 1, "failing": []}
+    # echo from the command line, the backend left to `auto`: the declared image picks podman.
+    (echo,) = json.loads(bench(str(file), "--agent", "echo", "--sandbox", "auto", "--json").stdout)["runs"]
+    assert (echo["status"], echo["failureClass"], echo["isSuccessful"]) == ("failed", "agent", False)
+    assert echo["metadata"]["sandbox"]["kind"] == "podman" and echo["totalScore"] == pytest.approx(0.5)
+    (evaluation,) = echo["evaluations"]
+    assert "FAIL_TO_PASS 0/1, PASS_TO_PASS 1/1" in evaluation["details"]
+    assert "✗ tests/cases.sh::shouts (failed)" in evaluation["details"]
+    # In the host's runtime the gold patch applies, but the image's program is missing: nothing passes.
+    bwrap_or_skip()
+    record, evaluation = run_one(tmp_path, scenario, "oracle", kind="bwrap")
+    assert (record.status, record.is_successful, record.total_score) == ("failed", False, 0.0)
+    assert record.metadata["sandbox"]["kind"] == "bwrap" and record.metadata["sandbox"]["image"]["used"] is False
+    assert evaluation.data["fail_to_pass"]["passed"] == evaluation.data["pass_to_pass"]["passed"] == 0

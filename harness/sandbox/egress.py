@@ -2,7 +2,8 @@
 
 An installed agent (a CLI with its own tool loop) must reach its model endpoint, and nothing
 else: not its vendor's telemetry or update hosts, not the host's other loopback services, not
-the web. Under ``bwrap`` it runs without the host's network; inside its network namespace a
+the web. Under ``bwrap``, and in a container (``podman``, ``docker``: ``--network none``, the
+relay's socket mounted in), it runs without the host's network; inside its network namespace a
 small forwarder (``harness/data/egress/zebench_egress.py``, run by the sandbox's Python)
 listens on ``127.0.0.2`` and passes each connection over a Unix socket to this relay, in the
 harness, which decides:

@@ -10,8 +10,9 @@ scenario named by its ``instance_id``. :func:`load_instance` loads one instance 
   clone or bundle in the **repos directory** (:func:`find_clone`; never the network) and exported,
   without ``.git``, into a cache keyed by repository and commit under the workspaces root
   (:func:`export_tree`); the user's clone is only read;
-- the oracle applies ``patch`` (the gold patch) with ``git apply``: the instance's solution
-  directory holds ``gold.patch`` and a ``solve.sh`` that applies it;
+- the oracle applies ``patch`` (the gold patch) with ``git apply`` (``patch -p1`` in a sandbox
+  without git, as an instance's own image may be): the instance's solution directory holds
+  ``gold.patch`` and a ``solve.sh`` that applies it;
 - ``test_patch`` is never in the workspace: it is applied at load time to a scratch copy of the
   base tree, and the files it touches, as it leaves them, are what the ``swe_tests`` evaluator
   (:mod:`harness.evaluators.swe_tests`) lays over the grading copy (files it deletes are
@@ -481,11 +482,20 @@ def apply_patch(patch: str, tree: Path) -> None:
 # --------------------------------------------------------------------------- preparing an instance
 
 
+# The oracle runs it in the run's sandbox: an instance's own image may have patch but no git.
 _SOLVE = """#!/bin/sh
-# Applies the instance's gold patch (the file beside this script) to the current directory.
+# Applies the instance's gold patch (the file beside this script) to the current directory:
+# with git where the sandbox has it, else with patch.
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
-GIT_CEILING_DIRECTORIES=$(dirname "$PWD") git apply --whitespace=nowarn --verbose "$here/gold.patch"
+if command -v git >/dev/null 2>&1; then
+    GIT_CEILING_DIRECTORIES=$(dirname "$PWD") git apply --whitespace=nowarn --verbose "$here/gold.patch"
+elif command -v patch >/dev/null 2>&1; then
+    patch -p1 -i "$here/gold.patch"
+else
+    echo "solve.sh: neither git nor patch is in this sandbox: the gold patch cannot be applied" >&2
+    exit 127
+fi
 """
 
 
@@ -502,7 +512,7 @@ def _prepare(instance: Instance, tree: Path, commit: str) -> tuple[Path, list[st
         "image": None if instance.image is None else instance.image.name,
     }, indent=2) + "\n"
     digest = hashlib.sha256(json.dumps([described, instance.patch, instance.test_patch,
-                                        instance.problem_statement]).encode()).hexdigest()[:16]
+                                        instance.problem_statement, _SOLVE]).encode()).hexdigest()[:16]
     target = cache_root() / "instances" / f"{instance.instance_id}-{digest}"
     state_file = target / "test-patch.json"
     if not state_file.is_file():

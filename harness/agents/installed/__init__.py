@@ -18,11 +18,13 @@ Each agent is described once by an :class:`AgentSpec`:
 
 :class:`InstalledAgent` does the rest the same way for every agent. Under ``bwrap`` the CLI
 runs without the host's network, behind the egress relay (:mod:`harness.sandbox.egress`): its
-model endpoint is the only destination, and the real key stays in the harness; with the
-``none`` backend it reaches the endpoint directly, with its key in its environment. The
-instruction files are taken out of the workspace (the fixture's own version put back) before
-the diff and grading: they are not the agent's work. The version that ran, the specialist's
-channel and the egress record are in the run's metadata (``agentInfo``, ``egress``).
+model endpoint is the only destination, and the real key stays in the harness; so it does
+under ``podman`` and ``docker``, in a container without a network (``--network none``) holding
+the relay's socket. With the ``none`` backend it reaches the endpoint directly, with its key
+in its environment. The instruction files are taken out of the workspace (the fixture's own
+version put back) before the diff and grading: they are not the agent's work. The version that
+ran, the specialist's channel and the egress record are in the run's metadata (``agentInfo``,
+``egress``).
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ from harness.sandbox.identity import resolve_identity
 from harness.secrets import is_secret_name
 from harness.trees import read_regular, remove_tree
 
-AGENT_HOME = "/zebench/agent-home"  # the agent's private home, inside the sandbox (bwrap)
+AGENT_HOME = "/zebench/agent-home"  # the agent's private home, inside the sandbox (bwrap, containers)
+RELAYED_KINDS = ("bwrap", "podman", "docker")  # the backends that run the agent behind the egress relay
 PLACEHOLDER_KEY = "zebench-relay-holds-the-key"
 OUTPUT_CAP = 32 * 1024 * 1024
 TRANSCRIPT_TEXT_CAP = 4000
@@ -252,19 +255,20 @@ class InstalledAgent:
     # -- its sandbox ----------------------------------------------------------------------------
     def sandbox_needs(self, kind: str = "none") -> SandboxNeeds:
         """Its installation (read-only), a private home (writable), and the way to its model:
-        the egress relay under ``bwrap``, the network with ``none``."""
+        the egress relay under ``bwrap`` and in a container, the network with ``none``."""
         from harness.sandbox import Mount
         from harness.sandbox.egress import EgressRelay, Upstream
 
         self._kind = kind
         self._home = Path(tempfile.mkdtemp(prefix=owned("zebench-agent-home-")))
         resolve_identity().adopt(self._home)  # the agent's own, as the uid its commands run as
-        mounts = [Mount(self._home, AGENT_HOME if kind == "bwrap" else None, writable=True)]
+        relayed = kind in RELAYED_KINDS
+        mounts = [Mount(self._home, AGENT_HOME if relayed else None, writable=True)]
         try:
             mounts.append(Mount(self.install_root().resolve()))
         except AgentNotInstalled:
             pass
-        if kind != "bwrap":
+        if not relayed:
             return SandboxNeeds(network=True, mounts=tuple(mounts))
         key = self.real_key()
         header, template = KEY_HEADERS[self.spec.api]
@@ -289,7 +293,7 @@ class InstalledAgent:
             return AgentResult(status="error", error=str(exc), model=self.model, error_kind="infra")
         if self._home is None:
             self.sandbox_needs(ctx.sandbox.kind)
-        home_inner = AGENT_HOME if self._kind == "bwrap" else str(self._home)
+        home_inner = AGENT_HOME if self._kind in RELAYED_KINDS else str(self._home)
         relayed = self._relay is not None
         task = Task(prompt=ctx.prompt, model=ctx.model or self.model, api=self.spec.api,
                     base_url=self._relay.upstream.inner_base_url if relayed else self.endpoint(),

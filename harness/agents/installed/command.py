@@ -4,7 +4,7 @@
 
 The command runs in the run's sandbox, in the workspace, like an installed agent (the same
 seam: its program's folder visible read-only, a private home, the egress relay to its model
-under ``bwrap``). Placeholders, each replaced by a shell-quoted value:
+under ``bwrap`` and in a container). Placeholders, each replaced by a shell-quoted value:
 
 - ``{prompt_file}``: a file holding the task's prompt; ``{prompt}``: the prompt itself;
 - ``{system_prompt_file}``: a file holding the specialist's instructions (empty without one);
