@@ -25,14 +25,11 @@ clock only, so a client's clock never makes a batch look stale.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from worker.messages import HttpError, Request, Response, json_response
 from worker.schema import ID_PATTERN, Field, id_problem, parse_json_body, validate_object
-from worker.storage import Row, Statement
-
-if TYPE_CHECKING:
-    from worker.app import WorkerApp
+from worker.storage import Row, Statement, Storage
 
 STATES = ("running", "finished", "interrupted")
 ENDED = ("finished", "interrupted")
@@ -94,6 +91,16 @@ PROGRESS_SCHEMA = {
     },
 }
 
+
+class Host(Protocol):
+    """What the handlers here use of the app that routes to them (``worker.app.WorkerApp``):
+    its storage and its clock."""
+
+    storage: Storage
+
+    def now_ms(self) -> int: ...
+
+
 _UPSERT = (
     "INSERT INTO batch_progress (batch_id, invocation_id, sequence, state, planned_cells, cells, done, running, "
     "elapsed_ms, started_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -110,7 +117,7 @@ def _no_query(request: Request) -> None:
         raise HttpError(400, f"unknown query parameter: {sorted(request.query)[0]}", "this route takes none")
 
 
-async def post_progress(app: "WorkerApp", request: Request, params: dict[str, str]) -> Response:
+async def post_progress(app: Host, request: Request, params: dict[str, str]) -> Response:
     """Store one invocation's report (see the module docstring)."""
     _no_query(request)
     batch_id = params["batchId"]
@@ -134,7 +141,7 @@ async def post_progress(app: "WorkerApp", request: Request, params: dict[str, st
                                "current": current})
 
 
-async def get_progress(app: "WorkerApp", request: Request, params: dict[str, str]) -> Response:
+async def get_progress(app: Host, request: Request, params: dict[str, str]) -> Response:
     """The batch's progress (see the module docstring); 404 for an unknown batch."""
     _no_query(request)
     batch_id = params["batchId"]

@@ -58,12 +58,12 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 if TYPE_CHECKING:
-    from harness.datasets.format import Assertion, TestCase
     from harness.evaluators.llm_judge import ResolvedJudge
 
 ASSERTION_TYPES: tuple[str, ...] = (
@@ -93,6 +93,41 @@ EPSILON = 1e-9
 QUOTE_CAP = 80
 
 _STRING_TYPES = frozenset({"contains", "icontains", "not-contains", "starts-with", "equals"})
+
+
+# --------------------------------------------------------------------------------------------
+# What is graded: the dataset format (harness.datasets.format) builds its Assertion and TestCase
+# and checks their values with validate_assertion below; this module reads them through these
+# protocols and does not import the format.
+
+
+class AssertionSpec(Protocol):
+    """What checking and grading read of one assertion (``harness.datasets.format.Assertion``)."""
+
+    @property
+    def type(self) -> str: ...
+
+    @property
+    def value(self) -> Any: ...
+
+    @property
+    def weight(self) -> float: ...
+
+    @property
+    def threshold(self) -> float | None: ...
+
+
+class CaseSpec(Protocol):
+    """What grading reads of one test case (``harness.datasets.format.TestCase``)."""
+
+    @property
+    def prompt(self) -> str: ...
+
+    @property
+    def asserts(self) -> Sequence[AssertionSpec]: ...
+
+    @property
+    def threshold(self) -> float | None: ...
 
 
 # --------------------------------------------------------------------------------------------
@@ -355,7 +390,7 @@ def _schema_problem(canonical: str) -> str | None:
 # Validation (load time)
 
 
-def validate_assertion(a: "Assertion") -> str | None:
+def validate_assertion(a: AssertionSpec) -> str | None:
     """What is wrong with assertion ``a`` (without its path in the file), or ``None``.
 
     Checks the type, the value's type and range for that type (a regex must compile, a JSON
@@ -446,22 +481,22 @@ def _value_problem(kind: str, value: Any) -> str | None:
 _Outcome = tuple[float | None, str]
 
 
-def _contains(a: "Assertion", view: _View, case: "TestCase") -> _Outcome:
+def _contains(a: AssertionSpec, view: _View, case: CaseSpec) -> _Outcome:
     found = a.value in view.text
     return (1.0, f"found {quote(a.value)}") if found else (0.0, f"missing {quote(a.value)}")
 
 
-def _icontains(a: "Assertion", view: _View, case: "TestCase") -> _Outcome:
+def _icontains(a: AssertionSpec, view: _View, case: CaseSpec) -> _Outcome:
     found = a.value.casefold() in view.folded
     return (1.0, f"found {quote(a.value)}") if found else (0.0, f"missing {quote(a.value)}")
 
 
-def _not_contains(a: "Assertion", view: _View, case: "TestCase") -> _Outcome:
+def _not_contains(a: AssertionSpec, view: _View, case: CaseSpec) -> _Outcome:
     found = a.value in view.text
     return (0.0, f"contains {quote(a.value)}") if found else (1.0, f"no {quote(a.value)}")
 
 
-def _starts_with(a: "Assertion", view: _View, case: "TestCase") -> _Outcome:
+def _starts_with(a: AssertionSpec, view: _View, case: CaseSpec) -> _Outcome:
     text = view.text
     if text.startswith(a.value) or text.lstrip().startswith(a.value):
         return 1.0, f"starts with {quote(a.value)}"
@@ -469,20 +504,20 @@ def _starts_with(a: "Assertion", view: _View, case: "TestCase") -> _Outcome:
     return 0.0, f"starts with {quote(head)}, not {quote(a.value)}"
 
 
-def _equals(a: "Assertion", view: _View, case: "TestCase") -> _Outcome:
+def _equals(a: AssertionSpec, view: _View, case: CaseSpec) -> _Outcome:
     if view.stripped == a.value.strip():
         return 1.0, "equal"
     return 0.0, f"got {quote(view.stripped)}, expected {quote(a.value.strip())}"
 
 
-def _regex(a: "Assertion", view: _View, case: "TestCase") -> _Outcome:
+def _regex(a: AssertionSpec, view: _View, case: CaseSpec) -> _Outcome:
     match = compiled_regex(a.value).search(view.text)
     if match is None:
         return 0.0, f"no match for /{a.value[:QUOTE_CAP]}/"
     return 1.0, f"matched {quote(match.group(0))}"
 
 
-def _is_json(a: "Assertion", view: _View, case: "TestCase") -> _Outcome:
+def _is_json(a: AssertionSpec, view: _View, case: CaseSpec) -> _Outcome:
     ok, value = view.parsed_json()
     if not ok:
         return 0.0, f"not JSON: {value[:QUOTE_CAP]}"
@@ -494,7 +529,7 @@ def _json_kind(value: Any) -> str:
         type(value), "number")
 
 
-def _json_schema(a: "Assertion", view: _View, case: "TestCase") -> _Outcome:
+def _json_schema(a: AssertionSpec, view: _View, case: CaseSpec) -> _Outcome:
     ok, value = view.parsed_json()
     if not ok:
         return 0.0, f"not JSON: {value[:QUOTE_CAP]}"
@@ -507,19 +542,19 @@ def _json_schema(a: "Assertion", view: _View, case: "TestCase") -> _Outcome:
     return 0.0, f"schema: {problem[: QUOTE_CAP * 2]}"
 
 
-def _max_words(a: "Assertion", view: _View, case: "TestCase") -> _Outcome:
+def _max_words(a: AssertionSpec, view: _View, case: CaseSpec) -> _Outcome:
     words = len(view.text.split())
     limit = int(a.value)
     return (1.0, f"{words} words <= {limit}") if words <= limit else (0.0, f"{words} words > {limit}")
 
 
-def _max_chars(a: "Assertion", view: _View, case: "TestCase") -> _Outcome:
+def _max_chars(a: AssertionSpec, view: _View, case: CaseSpec) -> _Outcome:
     chars = len(view.stripped)
     limit = int(a.value)
     return (1.0, f"{chars} chars <= {limit}") if chars <= limit else (0.0, f"{chars} chars > {limit}")
 
 
-def _references(a: "Assertion", view: _View, case: "TestCase") -> _Outcome:
+def _references(a: AssertionSpec, view: _View, case: CaseSpec) -> _Outcome:
     refs = a.value if a.value is not None else list(getattr(case, "references", None) or [])
     if not refs:
         return 0.0, "no references to look for (neither a value nor the case's references)"
@@ -533,7 +568,7 @@ def _references(a: "Assertion", view: _View, case: "TestCase") -> _Outcome:
     return found / len(refs), detail
 
 
-def _latency(a: "Assertion", view: _View, case: "TestCase") -> _Outcome:
+def _latency(a: AssertionSpec, view: _View, case: CaseSpec) -> _Outcome:
     answer = view.answer
     if answer.latency_ms is None:
         return None, "latency unknown"
@@ -543,7 +578,7 @@ def _latency(a: "Assertion", view: _View, case: "TestCase") -> _Outcome:
     return 0.0, f"{ms:.0f} ms > {_number(a.value)} ms"
 
 
-def _cost(a: "Assertion", view: _View, case: "TestCase") -> _Outcome:
+def _cost(a: AssertionSpec, view: _View, case: CaseSpec) -> _Outcome:
     answer = view.answer
     if answer.cost_usd is None:
         return None, "cost unknown (unpriced model)"
@@ -553,7 +588,7 @@ def _cost(a: "Assertion", view: _View, case: "TestCase") -> _Outcome:
     return 0.0, f"${usd:.6g} > ${_number(a.value)}"
 
 
-_CHECKS: dict[str, Callable[["Assertion", _View, "TestCase"], _Outcome]] = {
+_CHECKS: dict[str, Callable[[AssertionSpec, _View, CaseSpec], _Outcome]] = {
     "contains": _contains,
     "icontains": _icontains,
     "not-contains": _not_contains,
@@ -574,7 +609,7 @@ _CHECKS: dict[str, Callable[["Assertion", _View, "TestCase"], _Outcome]] = {
 # Grading a case
 
 
-def needs_judge(case: "TestCase") -> bool:
+def needs_judge(case: CaseSpec) -> bool:
     """True when one of the case's assertions is an ``llm-rubric``."""
     return any(a.type == "llm-rubric" for a in case.asserts)
 
@@ -584,7 +619,7 @@ def default_threshold(kind: str) -> float:
     return RUBRIC_THRESHOLD if kind == "llm-rubric" else DEFAULT_THRESHOLD
 
 
-def grade(case: "TestCase", answer: Answer, judge: Judge | None = None, *,
+def grade(case: CaseSpec, answer: Answer, judge: Judge | None = None, *,
           judge_skip_reason: str = "no judge model") -> Grade:
     """Apply every assertion of ``case`` to ``answer`` and combine them (module docstring).
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.fleet import metrics
+from harness.fleet.cells import cell_tests
 
 SUMMARY_CSV = "fleet-summary.csv"
 SUMMARY_COLUMNS = ("fleet_id", "run_id", "state", *metrics.SUMMARY_METRICS, "success_rate_low", "success_rate_high",
@@ -43,8 +44,6 @@ def build_results(plan: Any, run_dir: Path, run_id: str, done_log: dict[str, dic
                   tests_of: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
     """The fleet results (the dict ``fleet-results.json`` holds) from every cell's own files, or
     from ``tests_of`` (cell key -> its tests) for the cells this process has just finished."""
-    from harness.fleet.execute import cell_tests
-
     manifest = plan.manifest
     tests: list[dict[str, Any]] = []
     cells = []

@@ -28,17 +28,16 @@ import collections
 import datetime as _dt
 import json
 import os
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.fleet.cells import CELL_RESULTS, FleetCell, cell_tests, safe_name
 from harness.fleet.manifest import (DEFAULT_TIMEOUT_S, DatasetLookup, Manifest, ManifestError, Profile, Repository,
                                     agent_for, find_dataset, parse_manifest, suites_dir_for)
 from harness.gc_tuning import fewer_collections
-from harness.providers.registry import Target
 
 if TYPE_CHECKING:  # asyncio is imported by a running fleet only: a plan or a check needs none
     import asyncio
@@ -47,21 +46,13 @@ MANIFEST_FILE = "manifest.json"
 STATUS_FILE = "status.json"
 CELLS_FILE = "cells.jsonl"
 RESULTS_FILE = "fleet-results.json"
-CELL_RESULTS = "results.jsonl"
 DEFAULT_CONCURRENCY = 32
 DEFAULT_PARALLEL_CELLS = 4
 TERMINAL_STATES = ("completed", "failed", "interrupted")
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
 
 def now_iso() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z"
-
-
-def safe_name(text: str) -> str:
-    """``text`` as one path component: runs of other characters become ``-``."""
-    return _UNSAFE.sub("-", text).strip("-.") or "-"
 
 
 def write_json_atomic(path: Path, data: Any, *, indent: int | None = 2) -> None:
@@ -71,38 +62,6 @@ def write_json_atomic(path: Path, data: Any, *, indent: int | None = 2) -> None:
 
 
 # --------------------------------------------------------------------------- planning
-
-
-@dataclass
-class FleetCell:
-    """One repository × provider × profile, and the tests it plans."""
-
-    repo: Repository
-    target: Target
-    profile: Profile
-    lookup: DatasetLookup | None = None  # dataset profiles
-    planned: list[tuple[str, str]] = field(default_factory=list)  # (test key, category)
-    problem: str | None = None  # why it cannot run (found while planning)
-
-    @property
-    def key(self) -> str:
-        return f"{self.repo.repo_id}|{self.target.spec}|{self.profile.name}"
-
-    @property
-    def relative_dir(self) -> str:
-        return f"{self.repo.repo_id}/{safe_name(self.target.prefix)}_{safe_name(self.target.model)}/{self.profile.name}"
-
-    @property
-    def kind(self) -> str:
-        return self.profile.kind
-
-    @property
-    def source(self) -> str:
-        if self.kind == "suite":
-            return f"suite {self.profile.suite}"
-        if self.lookup is None or self.lookup.ref is None:
-            return f"{self.profile.dataset} (not found)"
-        return f"{self.lookup.ref} (built-in)" if self.lookup.builtin else self.lookup.ref
 
 
 @dataclass
@@ -389,59 +348,6 @@ def load_run_manifest(run_dir: Path) -> tuple[Manifest, dict[str, Any]]:
 
 
 # --------------------------------------------------------------------------- running
-
-
-def _dataset_test(line: dict[str, Any]) -> dict[str, Any]:
-    status = line.get("status")
-    if status == "passed":
-        outcome = "succeeded"
-    elif status == "ungraded":
-        outcome = "skipped"
-    elif status == "error" and line.get("error_kind") == "timeout":
-        outcome = "timeout"
-    else:
-        outcome = "failed"
-    return {"key": f"{line['test_id']}#{line['repeat']}", "category": line.get("category") or "uncategorized",
-            "outcome": outcome, "error": status == "error", "duration_ms": line.get("duration_ms"),
-            "tokens": int(line.get("tokens_in") or 0) + int(line.get("tokens_out") or 0),
-            "cost_usd": line.get("cost_usd")}
-
-
-def _suite_test(line: dict[str, Any]) -> dict[str, Any]:
-    if line.get("is_successful"):
-        outcome = "succeeded"
-    elif line.get("status") == "timeout":
-        outcome = "timeout"
-    else:
-        outcome = "failed"
-    return {"key": f"{line['scenario']}#{line['tier_asked']}#{line['iteration']}", "category": line.get("suite") or "",
-            "outcome": outcome, "error": line.get("status") == "error", "duration_ms": line.get("duration_ms"),
-            "tokens": int(line.get("tokens_in") or 0) + int(line.get("tokens_out") or 0),
-            "cost_usd": line.get("cost_usd")}
-
-
-def cell_tests(cell: FleetCell, run_dir: Path, lines: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-    """The tests a cell has recorded (the last line of each), planned ones only, then a
-    ``skipped`` test for every planned one with no line. ``lines``: the cell's results lines
-    when they are at hand (else its results file is read)."""
-    from harness.datasets.run import read_results
-
-    if lines is None:
-        lines, _ = read_results(run_dir / cell.relative_dir / CELL_RESULTS)
-    convert = _suite_test if cell.kind == "suite" else _dataset_test
-    found: dict[str, dict[str, Any]] = {}
-    for line in lines:
-        try:
-            test = convert(line)
-        except KeyError:
-            continue
-        found[test["key"]] = test
-    out = []
-    for key, category in cell.planned:
-        test = found.get(key) or {"key": key, "category": category, "outcome": "skipped", "error": False,
-                                  "duration_ms": None, "tokens": 0, "cost_usd": None}
-        out.append({**test, "repo_id": cell.repo.repo_id, "provider": cell.target.spec, "profile": cell.profile.name})
-    return out
 
 
 @dataclass
