@@ -4,50 +4,29 @@ A harness process killed outright (SIGKILL, a lost machine) cannot remove its wo
 grading copies and temporary directories, nor kill what its commands started when they ran
 outside bubblewrap. Everything it creates therefore carries its pid in its name
 (``...-p<pid>-...``) and every sandboxed command carries the sandbox's marker variable
-(``ZEBENCH_SANDBOX_ID=<pid>-...``). :func:`sweep` removes the directories, and kills the
-processes, of harness processes that are no longer alive. (Cgroups of dead harness processes
-are swept too; with bubblewrap, commands die with the harness anyway, except one killed in
-the moment between its start and bubblewrap's own setup. A container backend's containers die
-with their processes, whose init carries the marker too, and are removed by
-:func:`harness.sandbox.container.sweep_containers`.)
+(``ZEBENCH_SANDBOX_ID=<pid>-...``), the conventions of :mod:`harness.ownership`. :func:`sweep`
+removes the directories, and kills the processes, of harness processes that are no longer
+alive. (Cgroups of dead harness processes are swept too; with bubblewrap, commands die with the
+harness anyway, except one killed in the moment between its start and bubblewrap's own setup.
+A container backend's containers die with their processes, whose init carries the marker too,
+and are removed by :func:`harness.sandbox.container.sweep_containers`.)
 """
 
 from __future__ import annotations
 
 import os
-import re
 import signal
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# The ownership conventions live in harness.ownership (the sandbox uses them too); they are
+# importable from here as well.
+from harness.ownership import MARKER_VAR, owned, owner_of, pid_alive
 from harness.trees import remove_tree
 
-_OWNED = re.compile(r"-p(\d+)-")
 TEMP_PREFIXES = ("zebench-sandbox-", "zebench-reports-", "zebench-tools-", "zebench-probe-", "zebench-egress-",
                  "zebench-agent-home-", "zebench-image-")
-MARKER_VAR = "ZEBENCH_SANDBOX_ID"
-
-
-def owned(prefix: str) -> str:
-    """``prefix`` with this process's pid, for a name :func:`sweep` can attribute."""
-    return f"{prefix}p{os.getpid()}-"
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this pid exists (possibly another user's)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _owner(name: str) -> int | None:
-    match = _OWNED.search(name)
-    return int(match.group(1)) if match else None
 
 
 @dataclass
@@ -90,7 +69,7 @@ def sweep(workspaces_root: Path | None = None) -> SweepReport:
         for entry in entries:
             if not entry.name.startswith(prefixes):
                 continue
-            owner = _owner(entry.name)
+            owner = owner_of(entry.name)
             if owner is None or owner == os.getpid() or pid_alive(owner):
                 continue
             try:

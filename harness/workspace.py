@@ -36,7 +36,7 @@ from harness.manifests import MANIFEST_CAP, ManifestError, is_manifest, parse_ma
 from harness.trees import copy_sparse, is_sparse, make_dirs, read_regular, remove_tree, same_content, valid_utf8
 
 if TYPE_CHECKING:
-    from harness.scenarios import Scenario
+    from harness.scenario_model import Scenario
 
 ALWAYS_EXCLUDED = frozenset({
     "node_modules", ".git", ".hg", ".svn",

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.ownership import MARKER_VAR
 from harness.sandbox.identity import resolve_identity
 from harness.sandbox.limits import Cgroup, LimitEnforcement, Limits
 from harness.sandbox.output import CommandResult, supervise
@@ -220,8 +221,6 @@ class Sandbox(ABC):
 
     def _run(self, command: str, timeout_s: float | None, output_cap: int | None,
              env: Mapping[str, str] | None, stdin_data: bytes | None) -> CommandResult:
-        from harness.leftovers import MARKER_VAR
-
         timeout = self.limits.timeout_s if timeout_s is None else timeout_s
         cap = self.limits.output_bytes if output_cap is None else output_cap
         full_env = {**self.base_env(), **self.spec.env, **(env or {}), MARKER_VAR: self.marker}

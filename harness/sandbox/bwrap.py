@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.ownership import owned
 from harness.sandbox.base import Sandbox, SandboxSpec, _passthrough_env, interpreter_bin
 
 WORKSPACE = "/workspace"
@@ -133,7 +134,6 @@ def _account_files(uid: int, gid: int) -> tuple[str, ...]:
         return ()
     except KeyError:
         pass
-    from harness.leftovers import owned
     from harness.trees import remove_tree
 
     folder = Path(tempfile.mkdtemp(prefix=owned("zebench-sandbox-accounts-")))
@@ -251,8 +251,6 @@ def probe() -> str | None:
     """None when the bwrap backend works on this machine, else why not (one line)."""
     if bwrap_executable() is None:
         return "bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
-    from harness.leftovers import owned
-
     with tempfile.TemporaryDirectory(prefix=owned("zebench-probe-")) as tmp:
         try:
             sandbox = BwrapSandbox(Path(tmp), SandboxSpec(kind="bwrap"))

@@ -67,7 +67,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness.leftovers import MARKER_VAR, owned, pid_alive
+from harness.ownership import MARKER_VAR, owned, pid_alive
 from harness.sandbox.base import (
     CONTAINER_KINDS,
     Mount,

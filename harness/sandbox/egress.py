@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from harness.leftovers import owned
+from harness.ownership import owned
 from harness.trees import remove_tree
 
 FORWARDER = Path(__file__).resolve().parents[1] / "data" / "egress"  # zebench_egress.py

@@ -29,7 +29,9 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
+
+from harness.ownership import owned
 
 CONTAINERFILES = ("Containerfile", "Dockerfile")
 IMAGE_NAME = "zebench-env"
@@ -39,6 +41,19 @@ BUILD_TIMEOUT_S = 1800.0
 _TOP_LEVEL = ("/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
 # Mount points and private directories of the host-runtime image (bwrap's view, as a root).
 _HOST_DIRS = ("usr", "etc", "tmp", "proc", "dev", "sys", "run", "workspace", "home/sandbox", "zebench")
+
+
+class Runtime(Protocol):
+    """What building and finding images needs of a container runtime
+    (:class:`harness.sandbox.container.ContainerRuntime`, found by
+    :func:`~harness.sandbox.container.detect_runtime`)."""
+
+    @property
+    def kind(self) -> str: ...  # podman | docker
+
+    def argv(self, *args: str) -> list[str]: ...
+
+    def environ(self) -> dict[str, str]: ...
 
 
 class ImageError(RuntimeError):
@@ -174,7 +189,7 @@ def _last_lines(text: str, n: int = 3) -> str:
     return " | ".join(lines[-n:]) if lines else "no output"
 
 
-def inspect_image(runtime: Any, ref: str) -> dict[str, Any] | None:
+def inspect_image(runtime: Runtime, ref: str) -> dict[str, Any] | None:
     """The runtime's ``image inspect`` record of ``ref``, or None when it has no such image."""
     try:
         done = subprocess.run(runtime.argv("image", "inspect", ref), env=runtime.environ(), capture_output=True,
@@ -190,7 +205,7 @@ def inspect_image(runtime: Any, ref: str) -> dict[str, Any] | None:
     return data[0] if isinstance(data, list) and data and isinstance(data[0], dict) else None
 
 
-def _image(runtime: Any, tag: str, record: dict[str, Any], digest: str, context: Path | None,
+def _image(runtime: Runtime, tag: str, record: dict[str, Any], digest: str, context: Path | None,
            built: bool) -> ContainerImage:
     config = record.get("Config") or {}
     env = tuple(str(e) for e in (config.get("Env") or []))
@@ -209,7 +224,7 @@ def _lock(key: str) -> threading.Lock:
         return _locks.setdefault(key, threading.Lock())
 
 
-def _build(runtime: Any, context: Path, containerfile: Path, tag: str, digest: str, rebuild: bool) -> None:
+def _build(runtime: Runtime, context: Path, containerfile: Path, tag: str, digest: str, rebuild: bool) -> None:
     argv = runtime.argv("build", "-f", str(containerfile), "-t", tag, "--label", f"{HASH_LABEL}={digest}",
                         *(["--no-cache"] if rebuild else []), str(context))
     try:
@@ -256,15 +271,12 @@ def _assembled(context: Path) -> Iterator[Path]:
         yield copy
 
 
-def build_image(context: str | Path, runtime: Any = "podman", *, rebuild: bool = False) -> ContainerImage:
+def build_image(context: str | Path, runtime: Runtime, *, rebuild: bool = False) -> ContainerImage:
     """The image of build context ``context`` (a directory with a Containerfile or Dockerfile),
-    built by ``runtime`` (a :class:`~harness.sandbox.container.ContainerRuntime` or its kind) when
-    its store does not hold it yet (``rebuild``: build again, without the layer cache).
-    Raises :class:`ImageError`."""
-    if isinstance(runtime, str):
-        from harness.sandbox.container import detect_runtime
-
-        runtime = detect_runtime(runtime)
+    built by ``runtime`` (a :class:`~harness.sandbox.container.ContainerRuntime`, from
+    :func:`~harness.sandbox.container.detect_runtime`; :func:`harness.sandbox.build_environment`
+    takes a backend's name) when its store does not hold it yet (``rebuild``: build again,
+    without the layer cache). Raises :class:`ImageError`."""
     context = Path(context).resolve()
     if not context.is_dir():
         raise ImageError(f"{context}: the build context is not a directory")
@@ -285,7 +297,7 @@ def build_image(context: str | Path, runtime: Any = "podman", *, rebuild: bool =
             return _image(runtime, tag, record, digest, context, built)
 
 
-def host_runtime_image(runtime: Any, *, rebuild: bool = False) -> ContainerImage:
+def host_runtime_image(runtime: Runtime, *, rebuild: bool = False) -> ContainerImage:
     """The host-runtime image (see the module docstring), built once per machine."""
     digest = host_runtime_hash()
     tag = f"{HOST_RUNTIME_NAME}:{digest[:20]}"
@@ -293,8 +305,6 @@ def host_runtime_image(runtime: Any, *, rebuild: bool = False) -> ContainerImage
         record = None if rebuild else inspect_image(runtime, tag)
         built = record is None
         if built:
-            from harness.leftovers import owned
-
             folder = Path(tempfile.mkdtemp(prefix=owned("zebench-image-")))
             try:
                 write_host_runtime_context(folder)

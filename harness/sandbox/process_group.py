@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from harness.leftovers import MARKER_VAR, owned
+from harness.ownership import MARKER_VAR, owned
 from harness.sandbox.base import Mount, Sandbox, SandboxSpec, _passthrough_env, interpreter_bin
 from harness.sandbox.limits import Cgroup
 from harness.trees import remove_tree

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.scenarios import JudgeConfig, Scenario, ScenarioError, Suite, TierPrompt
+from harness.scenario_model import JudgeConfig, Scenario, ScenarioError, Suite, TierPrompt
 from harness.suggest import did_you_mean
 
 TASK_FILE = "task.toml"

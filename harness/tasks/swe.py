@@ -45,7 +45,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from harness.scenarios import JudgeConfig, Scenario, ScenarioError, Suite, TierPrompt
+from harness.leftovers import default_workspaces_root
+from harness.scenario_model import JudgeConfig, Scenario, ScenarioError, Suite, TierPrompt
 from harness.suggest import did_you_mean
 
 SUFFIXES = (".jsonl", ".json")
@@ -401,8 +402,6 @@ def _git_dir(clone: Path) -> Path:
 
 def cache_root() -> Path:
     """Where exported trees and prepared instances go: ``swe-cache/`` under the workspaces root."""
-    from harness.workspace import default_workspaces_root
-
     return default_workspaces_root() / CACHE_DIR_NAME
 
 
