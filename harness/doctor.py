@@ -186,13 +186,12 @@ def check_chromium() -> Check:
 
 
 def check_agent_clis() -> Check:
-    from harness.agents import create_agent
-    from harness.agents.installed import specs
+    from harness.agents import create_agent, installed_specs
     from harness.agents.installed.tools import tools_dir
 
     need = "the installed agents (claude-code, codex, gemini-cli, ...)"
     installed, missing = [], []
-    for name in sorted(specs()):
+    for name in sorted(installed_specs()):
         try:
             create_agent(name).executable()
             installed.append(name)

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from harness.agents.base import Agent, AgentContext, AgentResult, Budgets
+from harness.agents.registry import _REGISTRY, register_agent
+
+if TYPE_CHECKING:
+    from harness.agents.installed import AgentSpec
 
 __all__ = ["Agent", "AgentContext", "AgentResult", "Budgets", "agent_identity", "agent_names", "create_agent",
-           "is_agent", "register_agent", "unknown_agent"]
-
-# name -> factory(model, options) -> Agent. Factories import their SDKs lazily.
-_REGISTRY: dict[str, Callable[..., Agent]] = {}
+           "installed_specs", "is_agent", "register_agent", "unknown_agent"]
 
 
 class UnknownAgentError(ValueError):
@@ -25,10 +26,6 @@ def unknown_agent(name: str) -> UnknownAgentError:
     base = name.partition("@")[0]
     known = agent_names()
     return UnknownAgentError(f"unknown agent {base!r}{did_you_mean(base, known)}; available: {', '.join(known)}")
-
-
-def register_agent(name: str, factory: Callable[..., Agent]) -> None:
-    _REGISTRY[name] = factory
 
 
 ENTRY_POINT_GROUP = "zebench.agents"
@@ -65,25 +62,32 @@ def _load_plugins() -> None:
 
 
 def _load_builtin() -> None:
-    # Each module registers itself on import; missing modules simply are not available yet.
-    import importlib
+    # Each module registers itself (harness.agents.registry) when it is first imported.
+    import harness.agents.scripted  # noqa: F401
+    import harness.agents.api  # noqa: F401
+    import harness.agents.local  # noqa: F401
+    import harness.agents.installed.claude_code  # noqa: F401
+    import harness.agents.installed.qwen_code  # noqa: F401
+    import harness.agents.installed.gemini_cli  # noqa: F401
+    import harness.agents.installed.codex  # noqa: F401
+    import harness.agents.installed.opencode  # noqa: F401
+    import harness.agents.installed.aider  # noqa: F401
+    import harness.agents.installed.mini_swe_agent  # noqa: F401
 
-    for module in ("harness.agents.scripted", "harness.agents.api", "harness.agents.local",
-                   "harness.agents.installed.claude_code", "harness.agents.installed.qwen_code",
-                   "harness.agents.installed.gemini_cli", "harness.agents.installed.codex",
-                   "harness.agents.installed.opencode", "harness.agents.installed.aider",
-                   "harness.agents.installed.mini_swe_agent"):
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
     _load_plugins()
 
 
 def agent_names() -> list[str]:
     _load_builtin()
     return sorted(_REGISTRY)
+
+
+def installed_specs() -> dict[str, AgentSpec]:
+    """Every installed agent (built-in and from plugins) by name."""
+    from harness.agents.installed import _SPECS
+
+    _load_builtin()
+    return dict(_SPECS)
 
 
 def is_agent(name: str) -> bool:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.agents import register_agent
 from harness.agents.base import AgentContext, AgentResult
+from harness.agents.registry import register_agent
 
 DEFAULT_MODELS = {
     "anthropic": "claude-sonnet-4-6",

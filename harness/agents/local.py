@@ -24,8 +24,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from harness.agents import register_agent
 from harness.agents.base import AgentContext, AgentResult
+from harness.agents.registry import register_agent
 from harness.local_model import MODEL_NAME, LocalModelError, ServerConfig, shared_server
 
 MAX_TOKENS_PER_CALL = 512

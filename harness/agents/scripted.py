@@ -17,8 +17,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from harness.agents import register_agent
 from harness.agents.base import AgentContext, AgentResult, SandboxNeeds
+from harness.agents.registry import register_agent
 from harness.sandbox import Mount
 from harness.workspace import overlay
 

@@ -24,12 +24,11 @@ def agents(ctx: click.Context, as_json: bool) -> None:
         return
     from rich.table import Table
 
-    from harness.agents import agent_names
-    from harness.agents.installed import specs
+    from harness.agents import agent_names, installed_specs
     from harness.agents.installed.tools import executable_path, installed_versions, tools_dir
     from harness.cli.report import make_console
 
-    installed = specs()
+    installed = installed_specs()
     rows = []
     for name in agent_names():
         spec = installed.get(name)
@@ -79,11 +78,11 @@ def install_cmd(agent_spec: str) -> None:
       bench agents install claude-code
       bench agents install codex@0.171.0
     """
-    from harness.agents.installed import specs
+    from harness.agents import installed_specs
     from harness.agents.installed.tools import InstallError, install
 
     name, _, version = agent_spec.partition("@")
-    known = specs()
+    known = installed_specs()
     if name not in known:
         raise click.BadParameter(f"{name!r} is not an installed agent; these are: {', '.join(sorted(known))}",
                                  param_hint="NAME")

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from harness.agents.base import AgentResult
     from harness.evaluators.test_reports import TestCounts
-    from harness.grading import GradingCopy
     from harness.sandbox import CommandResult, Sandbox
     from harness.scenarios import Scenario
-    from harness.workspace import WorkspaceDiff
+    from harness.workspace import CopyReport, WorkspaceDiff
 
 EvaluatorStatus = Literal["ok", "skipped", "error"]
 
@@ -28,6 +27,31 @@ class WorkspaceFault(Exception):
     (a manifest that parses but is not a manifest, a file its own reader cannot handle), when
     the same code handles the fixture. The pipeline turns it into an ``error`` result blamed on
     the workspace, which scores 0 and fails the run; any other exception is the harness's."""
+
+
+class GradedCopy(Protocol):
+    """What evaluators do with the grading copy they run on (``harness.grading.GradingCopy``,
+    which makes it): restore protected files, give commands their environment, clear the copy
+    after a command ran the agent's code, lay hidden tests over it."""
+
+    # The trees of original files (the fixture, then what was laid over), each with the globs
+    # left out of it; protect() restores from them.
+    sources: list[tuple[Path, tuple[str, ...]]]
+
+    def protect(self) -> object:
+        """Restore protected files again (an earlier grading command may have changed them)."""
+
+    def sanitize(self) -> list[str]:
+        """Remove links out of the copy and special files; the relative paths removed."""
+
+    def lay_over(self, tree: Path) -> CopyReport:
+        """Lay ``tree`` over the copy; its files count as originals from now on."""
+
+    def command_env(self, sandbox: Sandbox) -> dict[str, str]:
+        """The environment of every grading command."""
+
+    def prepare_test(self, sandbox: Sandbox, label: str, runner: str | None = None) -> tuple[dict[str, str], list[Path]]:
+        """Before a test command: its environment and where its reports land."""
 
 
 @dataclass
@@ -60,7 +84,7 @@ class EvaluationContext:
     prompt: str
     agent_result: AgentResult | None
     sandbox: Sandbox | None = None  # None only for evaluators that run no command (the judge)
-    grading: GradingCopy | None = None
+    grading: GradedCopy | None = None
     diff: WorkspaceDiff | None = None
     command_results: dict[str, CommandResult] = field(default_factory=dict)  # validation name -> result
     test_counts: dict[str, TestCounts | None] = field(default_factory=dict)  # test command -> report counts

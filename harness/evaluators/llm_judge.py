@@ -169,9 +169,9 @@ def agent_provider(agent: str | None) -> str | None:
     base = agent.partition("@")[0].partition(":")[0]
     if base in ("anthropic", "openai", "openrouter"):
         return base
-    from harness.agents.installed import specs
+    from harness.agents import installed_specs
 
-    spec = specs().get(base)
+    spec = installed_specs().get(base)
     return spec.api if spec is not None and spec.api in ("anthropic", "openai") else None
 
 

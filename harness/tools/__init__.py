@@ -22,7 +22,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from harness.providers.types import ToolSpec
 from harness.sandbox import SandboxClosed
@@ -32,7 +32,6 @@ from harness.tools.paths import PathOutsideWorkspace, confine, relative
 from harness.trees import make_dirs, read_regular, walk
 
 if TYPE_CHECKING:
-    from harness.agents.base import AgentContext
     from harness.sandbox import Sandbox
 
 __all__ = ["Toolset", "ToolConfig", "ToolResult", "TOOL_ALIASES", "canonical_tool_name"]
@@ -78,6 +77,20 @@ class ToolConfig:
 
     oracle_answers: dict[str, str] | None = None
     allow_fetch_url: bool = False
+
+
+class ToolContext(Protocol):
+    """What :meth:`Toolset.for_context` reads of an agent's run (``harness.agents.base.AgentContext``
+    has it): the sandbox, the scenario's tool settings and the run's deadline."""
+
+    @property
+    def sandbox(self) -> Sandbox: ...
+
+    @property
+    def tools(self) -> ToolConfig: ...
+
+    @property
+    def deadline(self) -> float | None: ...
 
 
 class ToolFailure(Exception):
@@ -164,7 +177,7 @@ class Toolset:
         self._redactor = Redactor.from_environment()
 
     @classmethod
-    def for_context(cls, ctx: "AgentContext", **overrides: Any) -> "Toolset":
+    def for_context(cls, ctx: ToolContext, **overrides: Any) -> "Toolset":
         """The tool set for an agent run: its sandbox, deadline, and what the scenario enables."""
         kwargs: dict[str, Any] = {
             "oracle_answers": ctx.tools.oracle_answers,

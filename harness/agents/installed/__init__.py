@@ -40,6 +40,7 @@ from typing import Any
 
 from harness.agents.base import AgentContext, AgentResult, SandboxNeeds
 from harness.agents.installed.tools import Package, executable_path, install_command, install_dir
+from harness.agents.registry import register_agent
 from harness.leftovers import owned
 from harness.sandbox.identity import resolve_identity
 from harness.secrets import is_secret_name
@@ -166,18 +167,10 @@ _SPECS: dict[str, AgentSpec] = {}
 
 
 def register_spec(spec: AgentSpec) -> None:
-    """Make ``spec`` an agent (``--agent NAME[@VERSION]``)."""
-    from harness.agents import register_agent
-
+    """Make ``spec`` an agent (``--agent NAME[@VERSION]``). Every installed agent, once all are
+    loaded: ``harness.agents.installed_specs()``."""
     _SPECS[spec.name] = spec
     register_agent(spec.name, lambda model=None, **options: InstalledAgent(spec, model=model, **options))
-
-
-def specs() -> dict[str, AgentSpec]:
-    from harness.agents import agent_names
-
-    agent_names()  # loads every built-in agent module
-    return dict(_SPECS)
 
 
 _VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+\-_]*$")
