@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import time
 
 
@@ -31,3 +32,11 @@ def gone(marker: str, wait_s: float = 5.0) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def interruptible() -> None:
+    """``preexec_fn`` for a command a test stops with SIGINT, as a user's Ctrl-C would: the
+    command starts with SIGINT at its default disposition and unblocked, whatever the test
+    process inherited or was left with by earlier tests."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})

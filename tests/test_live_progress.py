@@ -32,6 +32,7 @@ from harness.results import open_client
 from harness.results.transport import TransportResponse, TransportUnavailable
 from harness.runner import RunOptions, run_batch
 from harness.scenarios import load_scenario, resolve_prompt
+from processes import interruptible
 from scenario_builders import make_scenario, use_local_store
 from test_dataset_run import env, mock_server
 from test_fleet_run import ANSWERS, dataset, make_repos, manifest_doc
@@ -486,7 +487,8 @@ def test_item9_ctrl_c_stops_following_not_the_fleet(env, mock_server):
     server = mock_server(delay_ms=500, answers=ANSWERS)
     handle = start_fleet(env, server, 8)  # 8 answers of 0.5 s, one at a time, per provider
     follower = subprocess.Popen([BENCH, "fleet", "status", handle.run_id, "--follow", "--json", "--interval", "0.2"],
-                                cwd=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                cwd=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=interruptible)
     try:
         first = json.loads(follower.stdout.readline())
         assert first["run_id"] == handle.run_id and first["state"] in ("queued", "running")

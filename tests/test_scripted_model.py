@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from harness.scripted import ScriptedServer, ScriptError, load_script, parse_script
+from processes import interruptible
 
 REPO = Path(__file__).resolve().parents[1]
 WRITE_TOOL = {"name": "write_file", "description": "Write a file",
@@ -172,7 +173,7 @@ def test_bench_mock_model_serves_a_script_until_interrupted_and_logs_what_it_was
     (tmp_path / "s.yaml").write_text("steps:\n  - say: finished\n")
     log = tmp_path / "requests.jsonl"
     process = subprocess.Popen([bench, "mock-model", str(tmp_path / "s.yaml"), "--log", str(log)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
     try:
         url = process.stdout.readline().rsplit(" ", 1)[-1].strip()
         answer = httpx.post(f"{url}/v1/messages", json={

@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from harness.cli.bench import main
 from harness.cli.view_cmd import page_path, probe
+from processes import interruptible
 from worker.config import WorkerConfig
 from worker.devserver import make_server
 
@@ -40,7 +41,8 @@ def test_view_serves_the_store_until_interrupted(tmp_path):
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     env.pop("ZE_BENCHMARKS_WORKER_URL", None)
     proc = subprocess.Popen([str(BENCH), "view", "run_1_x", "--db", str(db), "--port", "0", "--no-open"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=interruptible)
     try:
         url = None
         deadline = time.monotonic() + 60
