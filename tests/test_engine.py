@@ -1,15 +1,13 @@
 """The provider registry (``PREFIX:MODEL``, base URLs, where keys go) and the async request
 engine (global and per-provider limits, AIMD on 429 with Retry-After, retries, timeouts),
 against respx routes, a scripted in-process provider and the raw-asyncio mock model server of
-benchmarks/mock_llm.py. No assertion is about how fast anything ran: timeouts only bound hangs.
+harness/testing/mock_model.py. No assertion is about how fast anything ran: timeouts only bound hangs.
 """
 
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
-from pathlib import Path
 
 import httpx
 import pytest
@@ -27,11 +25,7 @@ from harness.providers.registry import (
     parse_targets,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from benchmarks.mock_llm import MockConfig, ThreadedMock  # noqa: E402
+from harness.testing.mock_model import MockConfig, ThreadedMock
 
 KEY_VARS = sorted({e.env_var for e in REGISTRY.values() if e.env_var}
                   | {e.base_url_env for e in REGISTRY.values() if e.base_url_env})
@@ -60,21 +54,8 @@ def mock_server():
 
 
 def stop_mock(mock: ThreadedMock) -> None:
-    """Stop the mock's thread, then cancel what its loop still holds (a hanging request) and
-    close the loop, so nothing is left to fail when it is garbage-collected."""
+    """Stop the mock (its ``close`` also cancels what its loop still holds and closes it)."""
     mock.close()
-    loop = mock._loop
-    if loop.is_running():
-        return
-    async def drain() -> None:
-        pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
-        await mock.server.aclose()
-
-    loop.run_until_complete(drain())
-    loop.close()
 
 
 def fast_retry() -> RetryPolicy:

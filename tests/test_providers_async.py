@@ -155,23 +155,6 @@ def test_anthropic_streamed_achat_measures_the_first_token(make):
 
 
 @respx.mock
-@pytest.mark.parametrize("name, url, body", [
-    ("openai", OPENAI_URL, openai_stream_body(["Hel", "lo"])),
-    ("anthropic", ANTHROPIC_URL, anthropic_stream_body(["Hel", "lo"])),
-])
-def test_the_synchronous_stream_reads_the_same_answer(make, name, url, body):
-    respx.post(url).mock(side_effect=lambda req: httpx.Response(
-        200, headers={"content-type": "text/event-stream"}, text=body))
-    model = "gpt-4o-mini" if name == "openai" else "claude-sonnet-4-6"
-    provider = make(name)
-    sync = provider.chat_stream(request(model=model, tools=[]))
-    answer = run(achat_and_close(provider, request(model=model, tools=[]), stream=True))
-    assert (sync.text, sync.usage, sync.stop_reason, sync.model, sync.cost_usd) == (
-        answer.text, answer.usage, answer.stop_reason, answer.model, answer.cost_usd)
-    assert sync.text == "Hello" and sync.ttft_ms is not None and sync.ttft_ms <= sync.latency_ms
-
-
-@respx.mock
 def test_a_streamed_call_is_never_answered_from_the_cache(make):
     route = respx.post(OPENAI_URL).mock(side_effect=lambda req: httpx.Response(
         200, headers={"content-type": "text/event-stream"}, text=openai_stream_body(["x"])))

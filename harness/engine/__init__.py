@@ -18,8 +18,8 @@ hands each job's :class:`Outcome` to a callback as soon as it is known. What it 
   reported. :meth:`Engine.abort` cancels them too.
 
 The dataset runner (:mod:`harness.datasets.run`) and fleets use it for prompt datasets;
-``bench stress`` builds its providers through the same registry and sends through
-:meth:`Engine.attempt`, one measured attempt per request with no retry or limit of the
+``bench stress`` builds its providers through the same registry and sends one measured
+attempt per request (``Provider.achat(..., retry=False)``), with no retry or limit of the
 engine's own, since it measures exactly those.
 """
 
@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.providers import ChatRequest, ChatResponse, Provider, ProviderError, RetryPolicy
+from harness.providers.retry import RetryableError
 from harness.providers.registry import Target, build_provider
 
 
@@ -168,6 +169,10 @@ class EngineOptions:
     record: bool = False  # store live answers in the response cache
 
 
+class _NotStarted(Exception):
+    """An attempt whose turn came after :meth:`Engine.stop`: not sent."""
+
+
 class Engine:
     """Send jobs concurrently; see the module docstring. Use ``async with Engine(...)``."""
 
@@ -206,13 +211,10 @@ class Engine:
         return limit
 
     # -- one request --------------------------------------------------------------------------
-    async def attempt(self, target: Target, request: ChatRequest, *, repeat_index: int = 0) -> ChatResponse:
-        """One attempt, no limit, no retry: what a load test measures (ProviderError on failure)."""
-        return await self.provider(target).achat(request, stream=self.options.stream, retry=False,
-                                                 repeat_index=repeat_index)
-
     async def request(self, job: Job) -> Outcome:
         """``job`` with its provider's limit and the retry policy; never raises ProviderError.
+        Each attempt waits for the provider's limit and a global slot; the waits between
+        attempts are the policy's (:meth:`RetryPolicy.acall`, cut short by :meth:`stop`).
         After :meth:`stop`, no attempt is started: a job whose turn comes then has ``attempts``
         0 (never sent), and a retry ends with the last attempt's error."""
         provider = self.provider(job.target)
@@ -220,15 +222,15 @@ class Engine:
         outcome = Outcome(job)
         started = time.monotonic()
         opts = self.options
-        while True:
+
+        async def attempt() -> ChatResponse:
             await limit.acquire()
             try:
                 if self._global is not None:
                     await self._global.acquire()
                 try:
                     if self._stopping:
-                        limit.release()
-                        break
+                        raise _NotStarted
                     outcome.attempts += 1
                     response = await provider.achat(job.request, stream=opts.stream, retry=False,
                                                     repeat_index=job.repeat_index, use_cache=opts.use_cache,
@@ -241,25 +243,24 @@ class Engine:
                 if exc.status == 429:
                     outcome.rate_limited += 1
                     limit.rate_limited(exc.retry_after)
-                retryable = exc.kind == "unavailable"
-                if not retryable or outcome.attempts >= opts.max_attempts or self._stopping:
-                    outcome.error = exc
-                    break
-                if exc.retry_after is not None and exc.retry_after > self.retry.max_retry_after_s:
-                    outcome.error = exc
-                    break
-                await self._wait(self.retry.delay_for(outcome.attempts, exc.retry_after))
-                if self._stopping:
-                    outcome.error = exc
-                    break
-                continue
+                outcome.error = exc
+                if exc.kind == "unavailable":
+                    raise RetryableError(str(exc), retry_after=exc.retry_after, status=exc.status,
+                                         reason=exc.reason, network=exc.network) from exc
+                raise
             except BaseException:
                 limit.release()
                 raise
             limit.release()
             limit.succeeded()
-            outcome.response = response
-            break
+            outcome.error = None
+            return response
+
+        try:
+            outcome.response = await self.retry.acall(attempt, max_attempts=opts.max_attempts, sleep=self._wait,
+                                                      stop=lambda: self._stopping)
+        except (ProviderError, RetryableError, _NotStarted):
+            pass  # outcome.error is the last attempt's (None when none was started)
         outcome.elapsed_ms = (time.monotonic() - started) * 1000.0
         return outcome
 

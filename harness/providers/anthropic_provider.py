@@ -8,7 +8,7 @@ import re
 import time
 from typing import Any
 
-from harness.providers.base import Provider, classify_sdk_error
+from harness.providers.base import Provider, sdk_errors
 from harness.providers.base import answer_field as _get
 from harness.providers.types import ChatRequest, ChatResponse, Message, ProviderError, ToolCall, Usage, MissingCredentialsError
 
@@ -75,38 +75,9 @@ class AnthropicProvider(Provider):
         import anthropic
 
         client = self._client()
-        try:
+        with sdk_errors(self.name, anthropic):
             message = client.messages.create(**self.build_params(request), timeout=request.timeout_s)
-        except anthropic.AnthropicError as exc:
-            raise classify_sdk_error(self.name, exc, anthropic) from exc
         return _parse(message, request.model)
-
-    def _send_stream(self, request: ChatRequest) -> ChatResponse:
-        """One streamed call; the first ``content_block_delta`` event is the first token."""
-        import anthropic
-
-        from harness.providers.http import body_transport_error
-
-        client = self._client()
-        first: float | None = None
-        try:
-            params = self.build_params(request)
-            started = time.monotonic()
-            with client.messages.stream(**params, timeout=request.timeout_s) as stream:
-                for event in stream:
-                    if first is None and _is_token(event):
-                        first = time.monotonic()
-                message = stream.get_final_message()
-        except anthropic.AnthropicError as exc:
-            raise classify_sdk_error(self.name, exc, anthropic) from exc
-        except Exception as exc:
-            translated = body_transport_error(self.name, exc)
-            if translated is None:
-                raise
-            raise translated from exc
-        response = _parse(message, request.model)
-        response.ttft_ms = None if first is None else (first - started) * 1000.0
-        return response
 
     # -- asynchronous ---------------------------------------------------------------------------
     def _new_async_sdk(self) -> Any:
@@ -124,11 +95,9 @@ class AnthropicProvider(Provider):
         client = self._aclient()
         body = self.build_params(request)
         body.update(body.pop("extra_body", None) or {})
-        try:
+        with sdk_errors(self.name, anthropic):
             raw = await client.post(self._async_url(client, "/v1/messages"), body=body, cast_to=httpx2.Response,
                                     options={"timeout": request.timeout_s})
-        except anthropic.AnthropicError as exc:
-            raise classify_sdk_error(self.name, exc, anthropic) from exc
         try:
             data = json.loads(raw.content)
         except ValueError as exc:
@@ -136,14 +105,13 @@ class AnthropicProvider(Provider):
         return _parse(data, request.model)
 
     async def _asend_stream(self, request: ChatRequest) -> ChatResponse:
-        """One streamed call on the event loop; the first token as in :meth:`_send_stream`."""
+        """One streamed call on the event loop; the first ``content_block_delta`` event is the
+        first token."""
         import anthropic
-
-        from harness.providers.http import body_transport_error
 
         client = self._aclient()
         first: float | None = None
-        try:
+        with sdk_errors(self.name, anthropic):
             params = self.build_params(request)
             started = time.monotonic()
             async with client.messages.stream(**params, timeout=request.timeout_s) as stream:
@@ -151,13 +119,6 @@ class AnthropicProvider(Provider):
                     if first is None and _is_token(event):
                         first = time.monotonic()
                 message = await stream.get_final_message()
-        except anthropic.AnthropicError as exc:
-            raise classify_sdk_error(self.name, exc, anthropic) from exc
-        except Exception as exc:
-            translated = body_transport_error(self.name, exc)
-            if translated is None:
-                raise
-            raise translated from exc
         response = _parse(message, request.model)
         response.ttft_ms = None if first is None else (first - started) * 1000.0
         return response

@@ -16,6 +16,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from harness.providers.cache import ResponseCache, cache_key
@@ -130,38 +132,9 @@ class Provider:
         response.cost_usd = cost_for_usage(self.name, response.model or request.model, response.usage, request_model=request.model)
         return response
 
-    # -- streaming (load tests measure the time to the first token) ----------------------------
-    #: True when :meth:`chat_stream` can stream this provider's answers.
+    #: True when ``achat(..., stream=True)`` can stream this provider's answers (load tests
+    #: measure the time to the first token).
     supports_streaming: bool = False
-
-    def _send_stream(self, request: ChatRequest) -> ChatResponse:
-        """One streamed attempt; sets ``ttft_ms`` from the moment the request is sent."""
-        raise NotImplementedError
-
-    def chat_stream(self, request: ChatRequest, *, deadline: float | None = None) -> ChatResponse:
-        """Send ``request`` as a streamed call; never answered from the cache nor stored in it.
-
-        The response is what :meth:`chat` returns, plus ``ttft_ms``: the time from sending the
-        request to the first token of the answer (None when the answer had none). Retries follow
-        the provider's policy, as for :meth:`chat`.
-        """
-        if not self.supports_streaming:
-            raise ProviderError(f"{self.name}: streaming is not supported")
-        try:
-            return self.retry.call(lambda: self._timed_stream(request), deadline=deadline)
-        except RetryableError as exc:
-            raise ProviderError(f"{self.name}: giving up after retries: {exc}", kind="unavailable",
-                                status=exc.status, reason=exc.reason, retry_after=exc.retry_after,
-                                network=exc.network) from exc
-
-    def _timed_stream(self, request: ChatRequest) -> ChatResponse:
-        start = time.monotonic()
-        response = self._send_stream(request)
-        response.latency_ms = (time.monotonic() - start) * 1000.0
-        from harness.pricing import cost_for_usage
-
-        response.cost_usd = cost_for_usage(self.name, response.model or request.model, response.usage, request_model=request.model)
-        return response
 
     # -- asynchronous calls (many in flight on one event loop) ----------------------------------
     def _sdk_async_client_kwargs(self) -> dict[str, Any]:
@@ -227,7 +200,9 @@ class Provider:
         use_cache: bool = False,
         record: bool | None = None,
     ) -> ChatResponse:
-        """:meth:`chat` (or, with ``stream``, :meth:`chat_stream`) as a coroutine.
+        """:meth:`chat` as a coroutine; with ``stream``, a streamed call whose response also has
+        ``ttft_ms``, the time from sending the request to the first token (None when the answer
+        had none).
 
         The request and response types, costs, error classification and caching (``use_cache``,
         ``record``, ``repeat_index``; never for streamed calls) are those of the synchronous
@@ -292,6 +267,28 @@ def answer_field(obj: Any, key: str) -> Any:
     if isinstance(obj, dict):
         return obj.get(key)
     return getattr(obj, key, None)
+
+
+@contextmanager
+def sdk_errors(provider: str, sdk: Any) -> Iterator[None]:
+    """Map what one call through an SDK raises to the provider layer's errors, as httpx maps
+    transport errors: an SDK error (``AnthropicError``, ``OpenAIError``) through
+    :func:`classify_sdk_error`, and a transport failure raised while a streamed body is read
+    (the SDKs wrap failures of sending a request, not those of a stream they iterate) through
+    :func:`harness.providers.http.body_transport_error`. Anything else passes unchanged. The
+    block may ``await``."""
+    base = getattr(sdk, "AnthropicError", None) or sdk.OpenAIError
+    try:
+        yield
+    except base as exc:
+        raise classify_sdk_error(provider, exc, sdk) from exc
+    except Exception as exc:
+        from harness.providers.http import body_transport_error
+
+        translated = body_transport_error(provider, exc)
+        if translated is None:
+            raise
+        raise translated from exc
 
 
 def classify_sdk_error(provider: str, exc: Exception, sdk: Any) -> Exception:

@@ -12,7 +12,7 @@ import re
 import time
 from typing import Any
 
-from harness.providers.base import Provider, classify_sdk_error
+from harness.providers.base import Provider, sdk_errors
 from harness.providers.base import answer_field as _get
 from harness.providers.types import ChatRequest, ChatResponse, Message, MissingCredentialsError, ProviderError, ToolCall, Usage
 
@@ -81,10 +81,8 @@ class OpenAIProvider(Provider):
         import openai
 
         client = self._client()
-        try:
+        with sdk_errors(self.name, openai):
             completion = client.chat.completions.create(**self.build_params(request), timeout=request.timeout_s)
-        except openai.OpenAIError as exc:
-            raise classify_sdk_error(self.name, exc, openai) from exc
         return _parse(completion, request.model, self.name)
 
     def _stream_params(self, request: ChatRequest) -> dict[str, Any]:
@@ -94,32 +92,6 @@ class OpenAIProvider(Provider):
         params["stream"] = True
         params["stream_options"] = {"include_usage": True}
         return params
-
-    def _send_stream(self, request: ChatRequest) -> ChatResponse:
-        """One streamed call."""
-        import openai
-
-        from harness.providers.http import body_transport_error
-
-        client = self._client()
-        params = self._stream_params(request)
-        state = _StreamState()
-        try:
-            state.started = time.monotonic()
-            stream = client.chat.completions.create(**params, timeout=request.timeout_s)
-            try:
-                for chunk in stream:
-                    state.feed(chunk)
-            finally:
-                stream.close()
-        except openai.OpenAIError as exc:
-            raise classify_sdk_error(self.name, exc, openai) from exc
-        except Exception as exc:
-            translated = body_transport_error(self.name, exc)
-            if translated is None:
-                raise
-            raise translated from exc
-        return state.response(request.model)
 
     # -- asynchronous ---------------------------------------------------------------------------
     def _new_async_sdk(self) -> Any:
@@ -137,23 +109,20 @@ class OpenAIProvider(Provider):
         import openai
 
         client = self._aclient()
-        try:
+        with sdk_errors(self.name, openai):
             raw = await client.post(self._async_url(client, "/chat/completions"), body=self.build_params(request), cast_to=httpx2.Response,
                                     options={"timeout": request.timeout_s})
-        except openai.OpenAIError as exc:
-            raise classify_sdk_error(self.name, exc, openai) from exc
         return _parse(_json_body(raw, self.name), request.model, self.name)
 
     async def _asend_stream(self, request: ChatRequest) -> ChatResponse:
-        """One streamed call on the event loop (the chunks are read as :meth:`_send_stream` does)."""
+        """One streamed call on the event loop; the first content, tool call or reasoning chunk
+        is the first token."""
         import openai
-
-        from harness.providers.http import body_transport_error
 
         client = self._aclient()
         params = self._stream_params(request)
         state = _StreamState()
-        try:
+        with sdk_errors(self.name, openai):
             state.started = time.monotonic()
             stream = await client.chat.completions.create(**params, timeout=request.timeout_s)
             try:
@@ -161,13 +130,6 @@ class OpenAIProvider(Provider):
                     state.feed(chunk)
             finally:
                 await stream.close()
-        except openai.OpenAIError as exc:
-            raise classify_sdk_error(self.name, exc, openai) from exc
-        except Exception as exc:
-            translated = body_transport_error(self.name, exc)
-            if translated is None:
-                raise
-            raise translated from exc
         return state.response(request.model)
 
 

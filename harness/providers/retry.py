@@ -115,27 +115,39 @@ class RetryPolicy:
                     raise
                 self.sleep(delay)
 
-    async def acall(self, attempt_fn: Callable[[], Awaitable[T]], *, deadline: float | None = None) -> T:
+    async def acall(self, attempt_fn: Callable[[], Awaitable[T]], *, deadline: float | None = None,
+                    max_attempts: int | None = None, sleep: Callable[[float], Awaitable[None]] | None = None,
+                    stop: Callable[[], bool] | None = None) -> T:
         """:meth:`call` for a coroutine function: the same attempts, waits and deadline, waiting
-        with ``async_sleep`` (default ``asyncio.sleep``) so the event loop goes on meanwhile."""
+        with ``async_sleep`` (default ``asyncio.sleep``) so the event loop goes on meanwhile.
+
+        For a caller that schedules many calls (the request engine): ``max_attempts`` overrides
+        the policy's, ``sleep`` replaces the wait (one that a stop can cut short), and ``stop``,
+        asked after a failed attempt and again after the wait, gives up at once when true (the
+        last :class:`RetryableError` is re-raised)."""
         import asyncio  # here: a process that never awaits a call does not import it
 
-        sleep = self.async_sleep or asyncio.sleep
+        wait = sleep or self.async_sleep or asyncio.sleep
         attempt = 0
         while True:
             attempt += 1
             try:
                 return await attempt_fn()
             except RetryableError as exc:
-                delay = self._wait_before_next(attempt, exc, deadline)
+                if stop is not None and stop():
+                    raise
+                delay = self._wait_before_next(attempt, exc, deadline, max_attempts)
                 if delay is None:
                     raise
-                await sleep(delay)
+                await wait(delay)
+                if stop is not None and stop():
+                    raise
 
-    def _wait_before_next(self, attempt: int, exc: RetryableError, deadline: float | None) -> float | None:
+    def _wait_before_next(self, attempt: int, exc: RetryableError, deadline: float | None,
+                          max_attempts: int | None = None) -> float | None:
         """Seconds to wait after failed attempt ``attempt``, or None to give up now: attempts
         used up, a Retry-After longer than :attr:`max_retry_after_s`, or a wait past ``deadline``."""
-        if attempt >= self.max_attempts:
+        if attempt >= (self.max_attempts if max_attempts is None else max_attempts):
             return None
         if exc.retry_after is not None and exc.retry_after > self.max_retry_after_s:
             return None
