@@ -1,20 +1,12 @@
-"""Load tests of a model endpoint (``bench stress``): send requests on one asyncio event loop
-following a profile, record one sample per request, and summarise the steps.
-
-A profile is a list of steps (:class:`StepPlan`). A step keeps ``concurrency`` requests in
-flight (closed loop) or, for ``rate-limit``, sends ``rate`` requests per second with at most
-``concurrency`` in flight (open loop); it lasts ``seconds`` or until it has sent ``requests``.
-A step that is ``drained`` waits for its requests to finish before the next one starts; the
-timed profiles (``sustained``, ``spike``, ``failure-recovery``) are not drained, so the load
-is continuous and requests belong to the step in which they were sent.
+"""Running a stress test: requests on one asyncio event loop following the plan, one sample per
+request, the steps summarised as they end, and the stops.
 
 Every request is made once (``Provider.achat(..., retry=False)``) and gives one sample in the
 format of :mod:`worker.analysis.stress` (failures classed ``timeout``, ``429``, ``5xx``,
 ``connection``, ``other`` by :func:`error_class`, from the provider layer's one classification
 :func:`harness.providers.failures.error_class`); each step is summarised by ``summarize_step``
-when its last request has finished, and the test by ``summarize_run`` plus what the profile
-asks for (rate-limit onset, the phases of a spike, the failure window). The result is a :class:`StressRecord` for
-``ResultsClient.post_stress``.
+when its last request has finished, and the test by :func:`harness.stress.record.summarize`.
+The result is a :class:`StressResult` holding the record for ``ResultsClient.post_stress``.
 
 Stops: :class:`StressControl` (``interrupt``: send nothing more and wait for the requests in
 flight; ``abort``: cancel them too) gives status ``interrupted``; a cost cap (``max_cost``)
@@ -23,244 +15,28 @@ it (``budget_exceeded``); credentials refused, or before any request was answere
 refused (an unknown model) or no connection (nothing listens, the host name does not resolve),
 end the test as ``failed`` at once (nothing more is sent); a test that ran to its end without a
 single answer is ``failed`` too ("nothing answered: ..." and its most frequent failure).
-The profiles and every figure are described in docs/analysis.md, "Stress tests".
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import datetime as _dt
 import logging
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
+from harness._util.clock import now_iso
 from harness.providers import ChatRequest, Message, Provider, ProviderError, get_provider
 from harness.providers.failures import UNREACHABLE
 from harness.providers.failures import error_class as failure_class
-from harness.results.records import StressRecord, new_stress_id
+from harness.results.records import StressRecord
+from harness.stress.plan import StepPlan, StressError, StressOptions, build_prompt, plan_steps
+from harness.stress.record import build_record, record_config
 from worker.analysis import stress as analysis
 
 log = logging.getLogger(__name__)
-
-PROFILES = ("ramp", "sustained", "spike", "large-input", "rate-limit", "failure-recovery")
-
-#: Profiles whose steps are time windows of one continuous load (``--step-requests`` does not apply).
-TIMED_PROFILES = ("sustained", "spike", "failure-recovery")
-
-PROFILE_HELP = {
-    "ramp": "concurrency 1, 2, 4 ... --max-concurrency: knee, breaking point",
-    "sustained": "--concurrency for --duration, in time windows: drift, errors",
-    "spike": "baseline, a jump to --max-concurrency, back to baseline",
-    "large-input": "prompts 4x larger each step at --concurrency",
-    "rate-limit": "requests/s doubling each step until the first 429",
-    "failure-recovery": "baseline, a --max-concurrency window, baseline: recovery",
-}
-
-DEFAULT_STEP_SECONDS = 10.0
-DEFAULT_DURATION_S = 60.0
-
-#: The most steps a stored test may have (the results store's limit, MAX_STRESS_STEPS of
-#: worker/schema.py): a longer test is refused before it starts rather than after.
-MAX_STEPS = 1000
-
-
-class StressError(ValueError):
-    """Options that cannot make a test (bad input, found before any request is sent)."""
-
-
-@dataclass
-class StressOptions:
-    """What to test and how. ``concurrency`` is the fixed load of ``sustained`` and
-    ``large-input`` and the baseline of ``spike`` and ``failure-recovery``; ``max_concurrency``
-    the top of ``ramp``, the peak of ``spike`` and ``failure-recovery`` and the cap on requests
-    in flight of ``rate-limit``."""
-
-    provider: str
-    model: str
-    profile: str = "ramp"
-    base_url: str | None = None
-    concurrency: int = 4
-    max_concurrency: int = 128
-    step_seconds: float | None = None  # default DEFAULT_STEP_SECONDS
-    step_requests: int | None = None
-    duration_s: float | None = None  # timed profiles; default DEFAULT_DURATION_S
-    prompt_tokens: int = 64
-    max_prompt_tokens: int = 32768
-    max_tokens: int = 64
-    start_rate: float = 1.0
-    max_rate: float = 256.0
-    timeout_s: float = 60.0
-    slo_ms: float | None = None
-    max_cost: float | None = None
-    stream: bool = True
-    max_error_rate: float = analysis.DEFAULT_MAX_ERROR_RATE
-
-    @property
-    def step_s(self) -> float:
-        return self.step_seconds if self.step_seconds is not None else DEFAULT_STEP_SECONDS
-
-    @property
-    def total_s(self) -> float:
-        return self.duration_s if self.duration_s is not None else DEFAULT_DURATION_S
-
-
-@dataclass
-class StepPlan:
-    index: int
-    label: str
-    phase: str
-    concurrency: int  # requests in flight (closed loop), or the cap on them (open loop)
-    prompt_tokens: int
-    seconds: float | None = None
-    requests: int | None = None
-    rate: float | None = None  # requests per second: open loop
-    drained: bool = True
-
-
-def parse_target(text: str) -> tuple[str, str]:
-    """``PROVIDER:MODEL`` -> (provider, model), the provider one of the registry's prefixes
-    (:mod:`harness.providers.registry`); StressError when either part is missing or the
-    provider is unknown."""
-    from harness.providers.registry import ALIASES, REGISTRY, known_prefixes
-
-    provider, sep, model = text.partition(":")
-    provider = ALIASES.get(provider.lower(), provider.lower())
-    if not sep or not provider or not model:
-        raise StressError(f"{text!r}: expected PROVIDER:MODEL, e.g. anthropic:claude-haiku-4-5 "
-                          f"(providers: {known_prefixes()})")
-    if provider not in REGISTRY:
-        raise StressError(f"unknown provider {provider!r} in {text!r}; known: {known_prefixes()}")
-    return provider, model
-
-
-def check_options(opts: StressOptions) -> None:
-    """Raise :class:`StressError` naming the first option that cannot make a test."""
-    if opts.profile not in PROFILES:
-        raise StressError(f"unknown profile {opts.profile!r}; profiles: {', '.join(PROFILES)}")
-    positive = {
-        "--concurrency": opts.concurrency, "--max-concurrency": opts.max_concurrency,
-        "--step-seconds": opts.step_seconds, "--step-requests": opts.step_requests,
-        "--duration": opts.duration_s, "--prompt-tokens": opts.prompt_tokens,
-        "--max-prompt-tokens": opts.max_prompt_tokens, "--max-tokens": opts.max_tokens,
-        "--start-rate": opts.start_rate, "--max-rate": opts.max_rate, "--timeout": opts.timeout_s,
-        "--slo-ms": opts.slo_ms, "--max-cost": opts.max_cost,
-    }
-    for name, value in positive.items():
-        if value is not None and not value > 0:
-            raise StressError(f"{name} must be greater than 0 (got {value})")
-    if opts.step_seconds is not None and opts.step_requests is not None:
-        raise StressError("--step-seconds and --step-requests contradict each other; give one")
-    if opts.step_requests is not None and opts.profile in TIMED_PROFILES:
-        raise StressError(f"--step-requests does not apply to {opts.profile}: its steps are time windows "
-                          f"(--duration, --step-seconds)")
-    if opts.duration_s is not None and opts.profile not in TIMED_PROFILES:
-        raise StressError(f"--duration applies to {', '.join(TIMED_PROFILES)}; {opts.profile} runs one step "
-                          f"per level (--step-seconds or --step-requests)")
-    if opts.profile in ("spike", "failure-recovery") and opts.concurrency > opts.max_concurrency:
-        raise StressError(f"--concurrency {opts.concurrency} is above --max-concurrency {opts.max_concurrency}")
-    if opts.profile == "large-input" and opts.max_prompt_tokens < opts.prompt_tokens:
-        raise StressError("--max-prompt-tokens is below --prompt-tokens")
-    if opts.profile == "rate-limit" and opts.max_rate < opts.start_rate:
-        raise StressError("--max-rate is below --start-rate")
-    if opts.profile in TIMED_PROFILES and opts.step_s > opts.total_s:
-        raise StressError(f"--step-seconds {opts.step_s:g} is longer than --duration {opts.total_s:g}")
-    if not 0 <= opts.max_error_rate < 1:
-        raise StressError("the error-rate threshold must be in [0, 1)")
-
-
-def _ladder(start: float, top: float, factor: float) -> list[float]:
-    """start, start*factor, ... while below ``top``, then ``top`` itself."""
-    values = []
-    value = start
-    while value < top and len(values) < 64:
-        values.append(value)
-        value *= factor
-    values.append(top)
-    return values
-
-
-def _num(value: float) -> str:
-    """``value`` with at most two decimals and no trailing zeros: 0.25, 0.5, 20."""
-    return f"{value:.2f}".rstrip("0").rstrip(".")
-
-
-def _windows(seconds: float, window: float) -> list[float]:
-    """``seconds`` cut into equal windows of about ``window`` seconds (at least one)."""
-    n = max(1, round(seconds / window))
-    return [seconds / n] * n
-
-
-def plan_steps(opts: StressOptions) -> list[StepPlan]:
-    """The steps of ``opts.profile`` (rate-limit: every planned rate; the test stops at the
-    first step that got a 429)."""
-    check_options(opts)
-    steps: list[StepPlan] = []
-
-    def add(label: str, phase: str, concurrency: int, *, prompt: int | None = None, seconds: float | None = None,
-            requests: int | None = None, rate: float | None = None, drained: bool = True) -> None:
-        if seconds is None and requests is None:
-            if opts.step_requests is not None:
-                requests = max(opts.step_requests, concurrency if rate is None else 1)
-            else:
-                seconds = opts.step_s
-        steps.append(StepPlan(len(steps), label, phase, concurrency,
-                              opts.prompt_tokens if prompt is None else prompt,
-                              seconds=seconds, requests=requests, rate=rate, drained=drained))
-
-    profile = opts.profile
-    if profile == "ramp":
-        for c in _ladder(1, opts.max_concurrency, 2):
-            add(f"c={int(c)}", "ramp", int(c))
-    elif profile == "large-input":
-        for tokens in _ladder(opts.prompt_tokens, opts.max_prompt_tokens, 4):
-            add(f"{int(tokens)} tokens", "large-input", opts.concurrency, prompt=int(tokens))
-    elif profile == "rate-limit":
-        for rate in _ladder(opts.start_rate, opts.max_rate, 2):
-            add(f"{rate:g} rps", "rate-limit", opts.max_concurrency, rate=rate)
-    else:
-        if profile == "sustained":
-            phases = [("sustained", opts.concurrency, opts.total_s)]
-        elif profile == "spike":
-            third = opts.total_s / 3
-            phases = [("baseline", opts.concurrency, third), ("spike", opts.max_concurrency, third),
-                      ("after", opts.concurrency, third)]
-        else:  # failure-recovery
-            quarter = opts.total_s / 4
-            phases = [("baseline", opts.concurrency, quarter), ("stress", opts.max_concurrency, quarter),
-                      ("after", opts.concurrency, 2 * quarter)]
-        elapsed = 0.0
-        for phase, concurrency, seconds in phases:
-            for window in _windows(seconds, opts.step_s):
-                label = f"{phase} {_num(elapsed)}-{_num(elapsed + window)}s"
-                add(label, phase, concurrency, seconds=window, drained=False)
-                elapsed += window
-        steps[-1].drained = True
-    if len(steps) > MAX_STEPS:
-        raise StressError(f"{len(steps)} steps planned; a stored test has at most {MAX_STEPS}: "
-                          f"use a longer --step-seconds or a shorter --duration")
-    return steps
-
-
-# -- the prompt ------------------------------------------------------------------------------------
-
-_FILLER = "The quick brown fox jumps over the lazy dog near the quiet river bank. "
-_FILLER_TOKENS = 15  # about, for common tokenizers
-
-
-def build_prompt(prompt_tokens: int, seq: int, max_tokens: int) -> str:
-    """A prompt of about ``prompt_tokens`` tokens. It starts with the request's number, so no two
-    prompts share a prefix a provider could cache, and asks for an answer that fills about
-    ``max_tokens`` tokens (the numbers from 1 up)."""
-    head = f"Request {seq}. "
-    ask = f"Write the numbers from 1 to {max(1, max_tokens // 2)} separated by spaces, nothing else."
-    filler_tokens = max(0, prompt_tokens - 30)
-    filler = _FILLER * math.ceil(filler_tokens / _FILLER_TOKENS) if filler_tokens else ""
-    return f"{head}{filler}{ask}"
 
 
 # -- control -----------------------------------------------------------------------------------
@@ -338,20 +114,6 @@ def error_class(exc: BaseException) -> str:
     other. It is :func:`harness.providers.failures.error_class` folded by :data:`FIGURE_CLASS`."""
     cls = failure_class(exc)
     return FIGURE_CLASS.get(cls, cls)
-
-
-def _redacted_url(url: str | None) -> str | None:
-    """``url`` without user information, query or fragment (they may hold credentials)."""
-    if not url:
-        return url
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-
-
-def _now_iso() -> str:
-    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 class StressTest:
@@ -616,7 +378,7 @@ class StressTest:
         loop = asyncio.get_running_loop()
         self._changed = asyncio.Event()
         self.control._attach(loop, self._wake)
-        started_at = _now_iso()
+        started_at = now_iso("seconds")
         await self.provider.aprepare()
         self._t0 = time.monotonic()
         self._emit("start", {"plan": [dataclasses.asdict(p) for p in self.plan]})
@@ -666,83 +428,14 @@ class StressTest:
 
     # -- the record ------------------------------------------------------------------------------
     def _record(self, started_at: str) -> StressRecord:
-        steps = [s.summary for s in self.steps
-                 if s.summary is not None and (s.summary["requests"] or not s.summary.get("partial"))]
-        summary = summarize(self.opts.profile, steps, self.samples, slo_ms=self.opts.slo_ms,
-                            max_error_rate=self.opts.max_error_rate)
-        summary["stopReason"] = self.stop_reason
-        summary["errorMessages"] = [
-            {"class": cls, "message": message, "count": count}
-            for (cls, message), count in sorted(self.error_messages.items(), key=lambda kv: -kv[1])[:5]
-        ]
-        return StressRecord(
-            stress_id=new_stress_id(),
-            provider=self.provider.name,
-            model=self.opts.model,
-            profile=self.opts.profile,
-            status=self.status,  # type: ignore[arg-type]
-            started_at=started_at,
-            completed_at=_now_iso(),
-            config=self.config(),
-            summary=summary,
-            steps=steps,
-        )
+        return build_record(self.opts, provider=self.provider.name, status=self.status, stop_reason=self.stop_reason,
+                            step_summaries=[s.summary for s in self.steps], samples=self.samples,
+                            error_messages=self.error_messages, started_at=started_at, config=self.config())
 
     def config(self) -> dict[str, Any]:
-        o = self.opts
-        config: dict[str, Any] = {
-            "baseUrl": _redacted_url(o.base_url),
-            "concurrency": o.concurrency,
-            "maxConcurrency": o.max_concurrency,
-            "stepSeconds": None if o.step_requests is not None else o.step_s,
-            "stepRequests": o.step_requests,
-            "durationS": o.total_s if o.profile in TIMED_PROFILES else None,
-            "promptTokens": o.prompt_tokens,
-            "maxTokens": o.max_tokens,
-            "timeoutS": o.timeout_s,
-            "stream": o.stream,
-            "sloMs": o.slo_ms,
-            "maxCost": o.max_cost,
-            "plannedSteps": len(self.plan),
-        }
-        if o.profile == "large-input":
-            config["maxPromptTokens"] = o.max_prompt_tokens
-        if o.profile == "rate-limit":
-            config.update(startRate=o.start_rate, maxRate=o.max_rate)
-        if self.requested_provider != self.provider.name:
-            config["requestedProvider"] = self.requested_provider
-        return config
-
-
-def summarize(profile: str, steps: list[dict[str, Any]], samples: list[dict[str, Any]], *,
-              slo_ms: float | None = None,
-              max_error_rate: float = analysis.DEFAULT_MAX_ERROR_RATE) -> dict[str, Any]:
-    """``summarize_run`` plus the figures of ``profile``: the rate-limit onset (``rate-limit``),
-    the baseline/spike/after phases (``spike``), the failure window (``failure-recovery``)."""
-    summary = analysis.summarize_run(steps, samples, varies_concurrency=profile == "ramp", slo_ms=slo_ms,
-                                     max_error_rate=max_error_rate)
-    summary["profile"] = profile
-    if profile == "rate-limit":
-        onset = analysis.rate_limit_onset(steps)
-        if onset is not None:
-            by_index = {s["index"]: s for s in steps}
-            onset["targetRps"] = by_index[onset["stepIndex"]].get("targetRps")
-            previous = [s for s in steps if s["index"] < onset["stepIndex"]]
-            onset["lastCleanTargetRps"] = previous[-1].get("targetRps") if previous else None
-        summary["rateLimit"] = onset
-    if profile in ("spike", "failure-recovery"):
-        phases: dict[str, list[int]] = {}
-        for step in steps:
-            phases.setdefault(step["phase"], []).append(step["index"])
-        summary["phases"] = {name: analysis.phase_figures(samples, indices) for name, indices in phases.items()}
-    if profile in ("failure-recovery", "sustained"):
-        before, during, after = analysis.failure_window(steps, max_error_rate)
-        summary["failureWindow"] = None if not during else {
-            "before": analysis.phase_figures(samples, before),
-            "during": analysis.phase_figures(samples, during),
-            "after": analysis.phase_figures(samples, after),
-        }
-    return summary
+        """The test's settings as its record keeps them (:func:`harness.stress.record.record_config`)."""
+        return record_config(self.opts, planned_steps=len(self.plan), provider=self.provider.name,
+                             requested_provider=self.requested_provider)
 
 
 def prepare(opts: StressOptions, *, on_event: Callable[[str, dict[str, Any]], None] | None = None,
@@ -776,11 +469,6 @@ def prepare(opts: StressOptions, *, on_event: Callable[[str, dict[str, Any]], No
         raise StressError(f"--max-cost cannot be enforced: {unpriced_reason(provider.name, opts.model)}; "
                           "see `bench prices`, or run without --max-cost")
     return StressTest(opts, provider, plan, requested_provider=opts.provider, on_event=on_event, control=control)
-
-
-async def arun_stress(opts: StressOptions, **kwargs: Any) -> StressResult:
-    """:func:`prepare` and run on the running event loop."""
-    return await prepare(opts, **kwargs).run()
 
 
 def run_stress(opts: StressOptions, **kwargs: Any) -> StressResult:
