@@ -28,7 +28,6 @@ The system prompt's instructions come from named prompts, layered key by key (la
 from __future__ import annotations
 
 import copy
-import difflib
 import hashlib
 import os
 import re
@@ -40,6 +39,7 @@ from urllib.parse import unquote, urlparse
 import json5
 
 from harness.jsonschemas import SchemaIssue, field_path, load_schema, validate
+from harness.suggest import did_you_mean
 
 TEMPLATES_DIR_ENV = "ZE_BENCHMARKS_TEMPLATES_DIR"
 _ENRICHED_RE = re.compile(r"^enriched-(\d+)\.json5$")
@@ -259,8 +259,7 @@ def _unknown_keys(data: Any, schema: Any, root: dict[str, Any],
             elif isinstance(extra, dict):  # a map: every key is a name (a model, a task, a prompt)
                 found += _unknown_keys(value, extra, root, (*path, key))
             elif extra is not True:
-                hint = difflib.get_close_matches(str(key), [str(k) for k in props], n=1)
-                found.append(((*path, key), f" (did you mean {hint[0]!r}?)" if hint else ""))
+                found.append(((*path, key), did_you_mean(str(key), props, cutoff=0.6)))
     elif isinstance(data, list) and isinstance(node.get("items"), dict):
         for i, item in enumerate(data):
             found += _unknown_keys(item, node["items"], root, (*path, i))
