@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from harness import __version__ as HARNESS_VERSION
-from harness.agents import agent_identity, create_agent, is_agent, unknown_agent
+from harness.agents import agent_identity, create_agent, is_agent, model_api, unknown_agent
 from harness.agents.base import AgentContext, AgentResult, Budgets, SandboxNeeds
 from harness.evaluators.base import EvaluatorResult
 from harness.evaluators.llm_judge import JudgeChoice, ResolvedJudge, resolve_judge
@@ -839,7 +839,7 @@ def plan_sandbox(options: RunOptions) -> str:
 def group_judge(options: RunOptions, agent: str) -> JudgeChoice:
     """The batch's judge choice for a group of ``agent`` (the judge policy depends on the agent
     and on a ``--base-url``: :func:`~harness.evaluators.llm_judge.resolve_judge`)."""
-    return (options.judge or JudgeChoice()).for_agent(agent, options.agent_options.get("base_url"))
+    return (options.judge or JudgeChoice()).for_agent(agent, options.agent_options.get("base_url"), model_api(agent))
 
 
 def fill_config(plan: Plan, options: RunOptions, kind: str) -> None:

@@ -273,19 +273,23 @@ def test_item1_a_local_base_url_never_sends_the_agents_code_to_a_judge_host_nobo
 
 
 def test_item1_without_a_base_url_the_judge_is_the_agents_own_provider(monkeypatch):
+    from harness.agents import model_api
     from harness.evaluators.llm_judge import JudgeChoice, resolve_judge
     from harness.scenarios import JudgeConfig
+
+    def for_agent(choice, agent, base_url):
+        return choice.for_agent(agent, base_url, model_api(agent))
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-anthropic")
     monkeypatch.delenv("ZE_BENCHMARKS_JUDGE_MODEL", raising=False)
     config = JudgeConfig(enabled=True)
-    assert resolve_judge(config, JudgeChoice().for_agent("openai", None)).provider == "openai"
-    assert resolve_judge(config, JudgeChoice().for_agent("anthropic:claude-haiku-4-5", None)).provider == "anthropic"
-    assert resolve_judge(config, JudgeChoice().for_agent("codex", None)).provider == "openai"
-    assert resolve_judge(config, JudgeChoice().for_agent("echo", None)).provider == "anthropic"  # the first with a key
-    named = resolve_judge(config, JudgeChoice.parse("openai:gpt-4.1").for_agent("openai", "http://127.0.0.1:1/v1"))
+    assert resolve_judge(config, for_agent(JudgeChoice(), "openai", None)).provider == "openai"
+    assert resolve_judge(config, for_agent(JudgeChoice(), "anthropic:claude-haiku-4-5", None)).provider == "anthropic"
+    assert resolve_judge(config, for_agent(JudgeChoice(), "codex", None)).provider == "openai"
+    assert resolve_judge(config, for_agent(JudgeChoice(), "echo", None)).provider == "anthropic"  # the first with a key
+    named = resolve_judge(config, for_agent(JudgeChoice.parse("openai:gpt-4.1"), "openai", "http://127.0.0.1:1/v1"))
     assert (named.provider, named.skip_reason) == ("openai", None)  # --judge names one: it runs
     monkeypatch.setenv("ZE_BENCHMARKS_JUDGE_MODEL", "claude-haiku-4-5")
-    configured = resolve_judge(config, JudgeChoice().for_agent("openai", "http://127.0.0.1:1/v1"))
+    configured = resolve_judge(config, for_agent(JudgeChoice(), "openai", "http://127.0.0.1:1/v1"))
     assert (configured.provider, configured.model) == ("anthropic", "claude-haiku-4-5")

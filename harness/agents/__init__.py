@@ -90,6 +90,19 @@ def installed_specs() -> dict[str, AgentSpec]:
     return dict(_SPECS)
 
 
+def model_api(agent: str | None) -> str | None:
+    """The API of an agent's own model: an API agent's provider (``anthropic``, ``openai``,
+    ``openrouter``), an installed agent's API when it is ``anthropic`` or ``openai``; None for
+    agents with no such model (echo, oracle, local, ``cmd:``). The judge's default follows it."""
+    if not agent:
+        return None
+    base = agent.partition("@")[0].partition(":")[0]
+    if base in ("anthropic", "openai", "openrouter"):
+        return base
+    spec = installed_specs().get(base)
+    return spec.api if spec is not None and spec.api in ("anthropic", "openai") else None
+
+
 def is_agent(name: str) -> bool:
     """Whether ``name`` names an agent: a registered one (``NAME`` or ``NAME@VERSION``) or a
     command (``cmd:...``)."""

@@ -100,7 +100,9 @@ class JudgeChoice:
     """How a batch picks its judge: ``auto`` (the scenario's), ``none``, or ``explicit``.
 
     ``agent`` and ``agent_base_url`` are the agent a group runs and the ``--base-url`` its model
-    is at (:meth:`for_agent`): the judge policy of ``auto`` depends on them."""
+    is at, ``agent_api`` the judge provider of the agent's own model (``anthropic`` or
+    ``openai``; None for an agent with none, such as echo): the judge policy of ``auto`` depends
+    on them (:meth:`for_agent`; the runner asks the agents which API an agent's model speaks)."""
 
     mode: str = "auto"
     provider: str | None = None
@@ -108,10 +110,14 @@ class JudgeChoice:
     base_url: str | None = None
     agent: str | None = None
     agent_base_url: str | None = None
+    agent_api: str | None = None
 
-    def for_agent(self, agent: str | None, agent_base_url: str | None) -> "JudgeChoice":
-        """This choice for a group of ``agent`` whose model is at ``agent_base_url``."""
-        return replace(self, agent=agent, agent_base_url=agent_base_url or None)
+    def for_agent(self, agent: str | None, agent_base_url: str | None,
+                  agent_api: str | None = None) -> "JudgeChoice":
+        """This choice for a group of ``agent`` whose model is at ``agent_base_url`` and speaks
+        ``agent_api``."""
+        api = agent_api if agent_api in ("anthropic", "openai", "openrouter") else None
+        return replace(self, agent=agent, agent_base_url=agent_base_url or None, agent_api=api)
 
     @classmethod
     def parse(cls, text: str | None, base_url: str | None = None) -> "JudgeChoice":
@@ -161,20 +167,6 @@ class ResolvedJudge:
 JUDGE_MODEL_ENV = "ZE_BENCHMARKS_JUDGE_MODEL"
 
 
-def agent_provider(agent: str | None) -> str | None:
-    """The judge provider of an agent's own model: an API agent's provider, an installed
-    agent's API; None for agents with no model of a judge provider (echo, oracle, local)."""
-    if not agent:
-        return None
-    base = agent.partition("@")[0].partition(":")[0]
-    if base in ("anthropic", "openai", "openrouter"):
-        return base
-    from harness.agents import installed_specs
-
-    spec = installed_specs().get(base)
-    return spec.api if spec is not None and spec.api in ("anthropic", "openai") else None
-
-
 def resolve_judge(config: Any, choice: JudgeChoice | None = None) -> ResolvedJudge:
     """The judge for a scenario whose ``llm_judge`` block is ``config``, given the batch's choice.
 
@@ -198,7 +190,7 @@ def resolve_judge(config: Any, choice: JudgeChoice | None = None) -> ResolvedJud
             provider, model = choice.provider, choice.model
         else:
             model_name = configured if choice.agent_base_url else config.model
-            chosen = choose_model(model_name, config.provider, agent_provider(choice.agent))
+            chosen = choose_model(model_name, config.provider, choice.agent_api)
             if chosen is None:
                 return ResolvedJudge(skip_reason="no judge credentials: set ANTHROPIC_API_KEY, OPENAI_API_KEY or "
                                                  "OPENROUTER_API_KEY, or choose one with --judge PROVIDER:MODEL")
