@@ -16,9 +16,9 @@ from statistics import NormalDist
 import pytest
 from rich.console import Console
 
+from harness.cli.dataset_view import render_summary
 from harness.datasets.report import (
     CSV_COLUMNS,
-    render_summary,
     summarize,
     summary_rows,
     write_csv,

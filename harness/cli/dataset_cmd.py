@@ -1,8 +1,9 @@
 """``bench dataset`` and ``bench datasets``: prompt datasets against several models at once.
 
 The work is done by :mod:`harness.datasets.run` (plan, engine, results.jsonl, exports, store);
-this module parses the options, shows progress per target, prints the summary and chooses the
-exit status (documented in docs/datasets.md, "Exit status").
+this module parses the options, shows progress per target, prints the summary (drawn by
+:mod:`harness.cli.dataset_view`) and chooses the exit status (documented in docs/datasets.md,
+"Exit status").
 """
 
 from __future__ import annotations
@@ -253,8 +254,9 @@ def _execute(run: Any, *, quiet: bool, as_json: bool, junit_path: Path | None, f
              store: bool, worker_url: str | None, db_path: str | None) -> None:
     import asyncio
 
+    from harness.cli.dataset_view import render_summary
     from harness.control import BatchControl, handle_sigint
-    from harness.datasets import report
+    from harness.datasets.exports import write_junit
     from harness.datasets.run import execute, resolve_rubric_judge
     from harness.datasets.run import store as store_runs
     from harness.providers import ProviderError
@@ -288,14 +290,14 @@ def _execute(run: Any, *, quiet: bool, as_json: bool, junit_path: Path | None, f
             _fail(str(exc), EXIT_FAILED)
         raise
     if junit_path is not None:
-        report.write_junit(junit_path, result.cells, run.dataset.name)
+        write_junit(junit_path, result.cells, run.dataset.name)
     if client is not None:
         with client:
             store_runs(result, client, judge_identity)
     if as_json:
         click.echo(json.dumps(result.summary, indent=2))
     else:
-        report.render_summary(result.summary, console)
+        render_summary(result.summary, console)
         console.print(f"results: {run.output_dir} (results.jsonl, results.json, results.csv, summary.json"
                       + (f"; JUnit {junit_path}" if junit_path else "") + ")", highlight=False)
         if client is not None and not result.store_errors:
@@ -314,9 +316,10 @@ def _execute(run: Any, *, quiet: bool, as_json: bool, junit_path: Path | None, f
                 shown = "no graded cell" if rate is None else f"{rate:.1%}"
                 click.echo(f"{spec}: pass rate {shown} is below --fail-under {fail_under:.1%}", err=True)
                 code = EXIT_FAILED
+    from harness.datasets.summary import no_answer_reason
     from harness.providers.failures import safe_url
 
-    nothing = report.no_answer_reason(result.cells, {t.spec: safe_url(t.base_url or "") or None for t in run.targets})
+    nothing = no_answer_reason(result.cells, {t.spec: safe_url(t.base_url or "") or None for t in run.targets})
     if nothing is not None:
         click.echo(f"error: {nothing}", err=True)
         code = EXIT_FAILED
