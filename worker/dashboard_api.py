@@ -14,7 +14,7 @@ from collections import defaultdict
 from typing import Any
 
 from worker import analysis_api, store
-from worker.analysis import stats
+from worker.analysis import stats, summary
 from worker.messages import HttpError
 from worker.storage import Storage
 
@@ -291,11 +291,8 @@ async def compare_runs(db: Storage, query: dict[str, str]) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------- dataset runs
 
-def _latency(values: list[float]) -> dict[str, float | None]:
-    if not values:
-        return {"p50": None, "p95": None, "p99": None, "min": None, "max": None}
-    return {"p50": stats.percentile(values, 50), "p95": stats.percentile(values, 95),
-            "p99": stats.percentile(values, 99), "min": min(values), "max": max(values)}
+def _latency(spread: summary.Spread) -> dict[str, float | None]:
+    return {"p50": spread.p50, "p95": spread.p95, "p99": spread.p99, "min": spread.min, "max": spread.max}
 
 
 async def datasets(db: Storage, query: dict[str, str]) -> dict[str, Any]:
@@ -318,19 +315,20 @@ async def datasets(db: Storage, query: dict[str, str]) -> dict[str, Any]:
         groups[(r["suite"], r["agent"], r["model"] or "")].append(r)
     out = []
     for (dataset, provider, model), items in sorted(groups.items()):
-        n = len(items)
-        passed = sum(1 for r in items if r["is_successful"])
-        errors = sum(1 for r in items if r["status"] == "error")
-        low, high = stats.wilson_interval(passed, n)
-        scores = [float(r["total_score"]) for r in items if r["total_score"] is not None]
-        costs = [r["cost_usd"] for r in items]
+        # Every request is timed and priced here (an error's duration and cost included).
+        figures = summary.summarize(
+            (summary.Figures("error" if r["status"] == "error" else "passed" if r["is_successful"] else "failed",
+                             r["duration_ms"], None, 0, 0, r["cost_usd"],
+                             None if r["total_score"] is None else float(r["total_score"])) for r in items),
+            timed=summary.OUTCOMES, scored=summary.OUTCOMES)
+        rate = figures.rate(("passed",), summary.OUTCOMES)
         out.append({
-            "dataset": dataset, "provider": provider, "model": model or None, "runs": n, "passed": passed,
-            "failed": n - passed - errors, "errors": errors, "passRate": passed / n,
-            "passRateLow": low, "passRateHigh": high,
-            "avgScore": sum(scores) / len(scores) if scores else None,
-            "latencyMs": _latency([float(r["duration_ms"]) for r in items if r["duration_ms"] is not None]),
-            "costUsd": None if any(c is None for c in costs) else float(sum(costs)),
+            "dataset": dataset, "provider": provider, "model": model or None, "runs": figures.cells,
+            "passed": figures.count("passed"), "failed": figures.count("failed"), "errors": figures.count("error"),
+            "passRate": rate.value, "passRateLow": rate.low, "passRateHigh": rate.high,
+            "avgScore": figures.mean_score,
+            "latencyMs": _latency(figures.duration),
+            "costUsd": figures.cost_usd,
         })
     names = await db.all("SELECT DISTINCT suite FROM runs WHERE tier = 'dataset' ORDER BY suite")
     return {"groups": out, "datasets": [r["suite"] for r in names]}

@@ -50,7 +50,8 @@ The figures of a block, in this order:
 - ``categories``: per category (first-seen order), ``cells``, ``passed``, ``failed``,
   ``errors``, ``ungraded``, ``pass_rate``, ``pass_rate_ci``.
 
-The statistics come from :mod:`worker.analysis.stats`, the project's one statistics module.
+The figures are those of :mod:`worker.analysis.summary`, the one summary of cells of every
+engine (its statistics from :mod:`worker.analysis.stats`); a cell's status is its outcome.
 Keys are in a fixed order and every value is JSON-able, so ``summary.json`` is the same bytes
 for the same cells.
 
@@ -73,7 +74,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from worker.analysis.stats import percentiles, wilson_interval
+from worker.analysis.summary import Figures, Summary
+from worker.analysis.summary import summarize as summarize_cells
 
 STATUSES = ("passed", "failed", "error", "ungraded")
 
@@ -121,17 +123,6 @@ def category_of(cell: dict[str, Any]) -> str:
 # Figures
 
 
-def _rate(k: int, n: int) -> float | None:
-    return k / n if n else None
-
-
-def _interval(k: int, n: int) -> list[float] | None:
-    if not n:
-        return None
-    low, high = wilson_interval(k, n, CONFIDENCE)
-    return [low, high]
-
-
 def status_counts(cells: list[dict[str, Any]]) -> dict[str, int]:
     counts = dict.fromkeys(STATUSES, 0)
     for cell in cells:
@@ -139,19 +130,31 @@ def status_counts(cells: list[dict[str, Any]]) -> dict[str, int]:
     return counts
 
 
+def _figures(cells: list[dict[str, Any]]) -> Summary:
+    return summarize_cells(
+        (Figures(cell["status"], cell.get("duration_ms"), cell.get("ttft_ms"), cell.get("tokens_in") or 0,
+                 cell.get("tokens_out") or 0, cell.get("cost_usd"), cell.get("score")) for cell in cells),
+        level=CONFIDENCE)
+
+
+def _pass_rate(figures: Summary) -> tuple[float | None, list[float] | None]:
+    rate = figures.rate(("passed",), ("passed", "failed"))
+    return rate.value, (None if rate.value is None else [rate.low, rate.high])
+
+
 def _category_block(cells: list[dict[str, Any]]) -> dict[str, Any]:
-    c = status_counts(cells)
-    graded = c["passed"] + c["failed"]
-    return {"cells": len(cells), "passed": c["passed"], "failed": c["failed"], "errors": c["error"],
-            "ungraded": c["ungraded"], "pass_rate": _rate(c["passed"], graded),
-            "pass_rate_ci": _interval(c["passed"], graded)}
+    figures = _figures(cells)
+    pass_rate, interval = _pass_rate(figures)
+    return {"cells": len(cells), "passed": figures.count("passed"), "failed": figures.count("failed"),
+            "errors": figures.count("error"), "ungraded": figures.count("ungraded"), "pass_rate": pass_rate,
+            "pass_rate_ci": interval}
 
 
 def _block(cells: list[dict[str, Any]]) -> dict[str, Any]:
     """The figures of one target (or of every cell), as described in the module docstring."""
-    c = status_counts(cells)
-    passed, failed, errors = c["passed"], c["failed"], c["error"]
-    answered = [cell for cell in cells if cell["status"] != "error"]
+    figures = _figures(cells)
+    passed, failed, errors = figures.count("passed"), figures.count("failed"), figures.count("error")
+    pass_rate, interval = _pass_rate(figures)
 
     error_kinds: dict[str, int] = {}
     for cell in cells:
@@ -159,50 +162,34 @@ def _block(cells: list[dict[str, Any]]) -> dict[str, Any]:
             kind = cell.get("error_kind") or "error"
             error_kinds[kind] = error_kinds.get(kind, 0) + 1
 
-    scores = [cell["score"] for cell in cells if cell["status"] in ("passed", "failed") and cell.get("score") is not None]
-    durations = [cell["duration_ms"] for cell in answered if cell.get("duration_ms") is not None]
-    ttfts = [cell["ttft_ms"] for cell in answered if cell.get("ttft_ms") is not None]
-
-    tokens_in = sum(cell.get("tokens_in") or 0 for cell in cells)
-    tokens_out = sum(cell.get("tokens_out") or 0 for cell in cells)
-    producing = [cell for cell in cells if (cell.get("tokens_out") or 0) > 0 and (cell.get("duration_ms") or 0) > 0]
-    seconds = math.fsum(cell["duration_ms"] for cell in producing) / 1000.0
-    tokens_per_s = sum(cell["tokens_out"] for cell in producing) / seconds if producing else None
-
-    unknown = sum(1 for cell in answered if cell.get("cost_usd") is None)
-    if unknown:
-        cost_total = cost_per_case = cost_per_pass = None
-    else:
-        cost_total = math.fsum(cell.get("cost_usd") or 0.0 for cell in cells)
-        cost_per_case = cost_total / len(cells) if cells else None
-        cost_per_pass = cost_total / passed if passed else None
-
+    cost_total = figures.cost_usd
     by_category: dict[str, list[dict[str, Any]]] = {}
     for cell in cells:
         by_category.setdefault(category_of(cell), []).append(cell)
 
+    duration, ttft = figures.duration, figures.ttft
     return {
         "cells": len(cells),
         "cases": len({cell["test_id"] for cell in cells}),
         "passed": passed,
         "failed": failed,
         "errors": errors,
-        "ungraded": c["ungraded"],
+        "ungraded": figures.count("ungraded"),
         "error_kinds": error_kinds,
-        "pass_rate": _rate(passed, passed + failed),
-        "pass_rate_ci": _interval(passed, passed + failed),
-        "pass_rate_all": _rate(passed, passed + failed + errors),
-        "mean_score": math.fsum(scores) / len(scores) if scores else None,
-        "latency_ms": {**dict(zip(("p50", "p95", "p99"), percentiles(durations, (50, 95, 99)))),
-                       "min": min(durations, default=None), "max": max(durations, default=None)},
-        "ttft_ms": dict(zip(("p50", "p95"), percentiles(ttfts, (50, 95)))),
-        "tokens_in": tokens_in,
-        "tokens_out": tokens_out,
-        "tokens_per_s": tokens_per_s,
+        "pass_rate": pass_rate,
+        "pass_rate_ci": interval,
+        "pass_rate_all": figures.rate(("passed",), ("passed", "failed", "error")).value,
+        "mean_score": figures.mean_score,
+        "latency_ms": {"p50": duration.p50, "p95": duration.p95, "p99": duration.p99,
+                       "min": duration.min, "max": duration.max},
+        "ttft_ms": {"p50": ttft.p50, "p95": ttft.p95},
+        "tokens_in": figures.tokens_in,
+        "tokens_out": figures.tokens_out,
+        "tokens_per_s": figures.tokens_per_s,
         "cost_total": cost_total,
-        "cost_per_case": cost_per_case,
-        "cost_per_pass": cost_per_pass,
-        "cost_unknown_cells": unknown,
+        "cost_per_case": None if cost_total is None or not cells else cost_total / len(cells),
+        "cost_per_pass": None if cost_total is None or not passed else cost_total / passed,
+        "cost_unknown_cells": figures.cost_unknown,
         "categories": {name: _category_block(group) for name, group in by_category.items()},
     }
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from worker.analysis.stats import percentiles, wilson_interval
+from worker.analysis.summary import Figures, summarize
 
 OUTCOMES = ("succeeded", "failed", "timeout", "skipped")
 
@@ -34,44 +34,43 @@ def _round(value: float | None, digits: int = 3) -> float | None:
     return None if value is None else round(value, digits)
 
 
+#: A fleet test's outcome as an outcome of :mod:`worker.analysis.summary`.
+_OUTCOME = {"succeeded": "passed", "failed": "failed", "timeout": "timeout", "skipped": "skipped"}
+#: Every test that ran is timed (a timeout's duration too, as the fleet's figures define it).
+_TIMED = frozenset({"passed", "failed", "timeout"})
+
+
+def _figures(test: dict[str, Any]) -> Figures:
+    """A test's figures; a skipped test's count for nothing but its outcome (tokens are the
+    total of in and out, read back as ``tokens_in``)."""
+    outcome = _OUTCOME[test["outcome"]]
+    if outcome == "skipped":
+        return Figures(outcome)
+    return Figures(outcome, test.get("duration_ms"), None, int(test.get("tokens") or 0), 0, test.get("cost_usd"))
+
+
 def block(tests: list[dict[str, Any]], *, full: bool = False) -> dict[str, Any]:
     """Counts, rate with interval, durations, tokens and cost of ``tests`` (one pass over them)."""
-    counts = dict.fromkeys(OUTCOMES, 0)
-    values: list[float] = []
-    tokens = unknown = 0
-    cost = 0.0
-    for t in tests:
-        outcome = t["outcome"]
-        counts[outcome] += 1
-        if outcome == "skipped":
-            continue
-        duration = t.get("duration_ms")
-        if duration is not None:
-            values.append(float(duration))
-        tokens += int(t.get("tokens") or 0)
-        spent = t.get("cost_usd")
-        if spent is None:
-            unknown += 1
-        else:
-            cost += float(spent)
-    n = len(tests)
-    low, high = wilson_interval(counts["succeeded"], n) if n else (None, None)
-    levels = percentiles(values, (50, 95, 99) if full else (50, 95))
+    figures = summarize((_figures(t) for t in tests), timed=_TIMED)
+    n = figures.cells
+    rate = figures.rate(("passed",), ("passed", "failed", "timeout", "skipped"))
+    duration = figures.duration
     out: dict[str, Any] = {
         "total_tests": n,
-        "total_succeeded": counts["succeeded"], "total_failed": counts["failed"],
-        "total_timeout": counts["timeout"], "total_skipped": counts["skipped"],
-        "success_rate": _round(counts["succeeded"] / n, 6) if n else None,
-        "success_rate_low": _round(low, 6), "success_rate_high": _round(high, 6),
-        "avg_duration_ms": _round(sum(values) / len(values)) if values else None,
-        "p50_duration_ms": _round(levels[0]),
-        "p95_duration_ms": _round(levels[1]),
+        "total_succeeded": figures.count("passed"), "total_failed": figures.count("failed"),
+        "total_timeout": figures.count("timeout"), "total_skipped": figures.count("skipped"),
+        "success_rate": _round(rate.value, 6),
+        "success_rate_low": _round(rate.low, 6), "success_rate_high": _round(rate.high, 6),
+        "avg_duration_ms": _round(duration.mean),
+        "p50_duration_ms": _round(duration.p50),
+        "p95_duration_ms": _round(duration.p95),
     }
     if full:
-        out.update({"p99_duration_ms": _round(levels[2]),
-                    "min_duration_ms": _round(min(values)) if values else None,
-                    "max_duration_ms": _round(max(values)) if values else None})
-    out.update({"total_tokens": tokens, "total_cost": None if unknown else round(cost, 8), "cost_unknown_tests": unknown})
+        out.update({"p99_duration_ms": _round(duration.p99), "min_duration_ms": _round(duration.min),
+                    "max_duration_ms": _round(duration.max)})
+    cost = figures.cost_usd
+    out.update({"total_tokens": figures.tokens_in, "total_cost": None if cost is None else round(cost, 8),
+                "cost_unknown_tests": figures.cost_unknown})
     return out
 
 

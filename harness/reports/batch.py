@@ -42,7 +42,8 @@ from harness.reports.html import (
     toc,
 )
 from harness.reports.svg import bar_chart, percentile_chart, stacked_bar_chart
-from worker.analysis.stats import percentile, percentiles, wilson_interval
+from worker.analysis.stats import percentile
+from worker.analysis.summary import Figures, Rate, Spread, summarize
 
 Entry = Mapping[str, Any]
 
@@ -207,10 +208,8 @@ def _run_entry(run: Any, tel: Mapping[str, Any] | None, redone: set[str]) -> dic
 
 
 def _rate(successes: int, n: int) -> dict[str, Any]:
-    if n <= 0:
-        return {"pass_rate": None, "pass_low": None, "pass_high": None}
-    low, high = wilson_interval(successes, n)
-    return {"pass_rate": successes / n, "pass_low": low, "pass_high": high}
+    rate = Rate.of(successes, n)
+    return {"pass_rate": rate.value, "pass_low": rate.low, "pass_high": rate.high}
 
 
 def _breakdown(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -238,9 +237,8 @@ def _computed_breakdown(runs: Sequence[Mapping[str, Any]], dim: str) -> list[dic
     return _breakdown(rows)
 
 
-def _percentiles(values: Sequence[float]) -> dict[str, float | None]:
-    p50, p95, p99 = percentiles(values, (50, 95, 99))
-    return {"min": min(values, default=None), "p50": p50, "p95": p95, "p99": p99, "max": max(values, default=None)}
+def _percentiles(spread: Spread) -> dict[str, float | None]:
+    return {"min": spread.min, "p50": spread.p50, "p95": spread.p95, "p99": spread.p99, "max": spread.max}
 
 
 def _latency(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -253,14 +251,13 @@ def _latency(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for provider in sorted(groups):
         members = groups[provider]
-        answered = [r for r in members if r["status"] != "error"]
-        durations = [r["duration_ms"] for r in answered if r["duration_ms"] is not None]
-        ttft = [r["ttft_ms"] for r in answered if r["ttft_ms"] is not None]
-        passed = sum(1 for r in members if r["successful"])
-        out.append({"provider": provider, "runs": len(members), "errors": len(members) - len(answered),
+        figures = summarize(Figures("error" if r["status"] == "error" else "passed" if r["successful"] else "failed",
+                                    r["duration_ms"], r["ttft_ms"]) for r in members)
+        passed = figures.count("passed")
+        out.append({"provider": provider, "runs": len(members), "errors": figures.count("error"),
                     "successful": passed, **_rate(passed, len(members)),
-                    "duration": _percentiles(durations), "duration_count": len(durations),
-                    "ttft": _percentiles(ttft), "ttft_count": len(ttft)})
+                    "duration": _percentiles(figures.duration), "duration_count": figures.duration.count,
+                    "ttft": _percentiles(figures.ttft), "ttft_count": figures.ttft.count})
     return out
 
 
