@@ -36,14 +36,17 @@ function finite(x) {
   return typeof x === 'number' && Number.isFinite(x);
 }
 
+function tickStep(span, count) {
+  const raw = span / count;
+  const mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  return [1, 2, 2.5, 5, 10].map((m) => m * mag).find((m) => span / m <= count) || 10 * mag;
+}
+
 /** Round tick values covering [lo, hi]. */
 export function ticks(lo, hi, count = 5) {
   if (!finite(lo) || !finite(hi)) return [];
   if (hi === lo) return [lo];
-  const span = hi - lo;
-  const raw = span / count;
-  const mag = Math.pow(10, Math.floor(Math.log10(raw)));
-  const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((m) => span / m <= count) || 10 * mag;
+  const step = tickStep(hi - lo, count);
   const out = [];
   for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) {
     out.push(Number(v.toFixed(10)));
@@ -51,13 +54,24 @@ export function ticks(lo, hi, count = 5) {
   return out;
 }
 
-function defaultFormat(v) {
+/** Round ticks from 0 up to the first at or above hi, so that the top tick bounds every value. */
+function ticksFromZero(hi, count) {
+  if (!finite(hi) || hi <= 0) return [0];
+  const step = tickStep(hi, count);
+  const out = [];
+  for (let v = 0; out.length === 0 || out[out.length - 1] < hi - step * 1e-9; v += step) out.push(Number(v.toFixed(10)));
+  return out;
+}
+
+/** A number in a few characters: 2.5M, 12k, 340, then at most ``decimals(|v|)`` decimals
+ *  (three under 1, two under 100 unless told); ``millions: false`` writes millions in thousands. */
+function defaultFormat(v, {decimals = (a) => (a < 1 ? 3 : 2), millions = true} = {}) {
   if (!finite(v)) return '—';
   const a = Math.abs(v);
-  if (a >= 1e6) return `${(v / 1e6).toFixed(1)}M`;
+  if (millions && a >= 1e6) return `${(v / 1e6).toFixed(1)}M`;
   if (a >= 1e4) return `${(v / 1e3).toFixed(0)}k`;
   if (a >= 100) return v.toFixed(0);
-  return String(Number(v.toFixed(a < 1 ? 3 : 2)));
+  return String(Number(v.toFixed(decimals(a))));
 }
 
 /** A marker of one of five shapes centred on (x, y). */
@@ -352,64 +366,103 @@ export function heatmap({rows, cols, value, format, title}) {
   return svg;
 }
 
-/** Throughput (y, left axis, circles, solid) and latency (y2, right axis, squares, dashed) by step;
- *  `knee` (an x value) is marked with a labelled vertical line. */
-export function stepChart({steps, knee, xLabel, yLabel, y2Label, title}) {
-  const H = 300;
-  const m = {l: 60, r: 64, t: 24, b: 44};
-  const list = (steps || []).filter((st) => finite(st.x));
-  const svg = frame(title || `${yLabel || 'y'} and ${y2Label || 'y2'} by ${xLabel || 'step'}`, H, 'step-chart');
-  if (list.length === 0) {
-    svg.append(s('text', {x: W / 2, y: H / 2, 'text-anchor': 'middle', class: 'empty'}, 'no data'));
+/** The numbers of the stress chart: two decimals under 10, one under 100, thousands as k. */
+function stepFormat(v) {
+  return defaultFormat(v, {decimals: (a) => (a < 10 ? 2 : 1), millions: false});
+}
+
+/**
+ * Throughput (answers/s, left axis: circles, solid line) and latency p50 / p95 (ms, right
+ * axis: triangles dotted, squares dashed) per step, the steps evenly spaced and named by
+ * their label (c=16, spike 10-20s...). `knee` is a step index, marked by a labelled line;
+ * `breaking` is a step index, marked by a cross label. Series are named in a legend drawn
+ * with their own marker shapes, so colour is never the only carrier.
+ */
+export function stressChart({steps, knee, breaking, title}) {
+  const H = 320;
+  const m = {l: 56, r: 62, t: 46, b: 58};
+  const list = steps || [];
+  const svg = frame(title || 'throughput and latency per step', H, 'stress-chart');
+  if (!list.length) {
+    svg.append(s('text', {x: W / 2, y: H / 2, 'text-anchor': 'middle', class: 'empty'}, 'no steps'));
     return svg;
   }
-  let x0 = Math.min(...list.map((st) => st.x));
-  let x1 = Math.max(...list.map((st) => st.x));
-  if (x0 === x1) { x0 -= 1; x1 += 1; }
-  const ys = list.map((st) => st.y).filter(finite);
-  const y2s = list.map((st) => st.y2).filter(finite);
-  const yHi = ys.length ? Math.max(...ys) || 1 : 1;
-  const y2Hi = y2s.length ? Math.max(...y2s) || 1 : 1;
-  const px = (x) => m.l + ((x - x0) / (x1 - x0)) * (W - m.l - m.r);
-  const py = (y) => H - m.b - (y / yHi) * (H - m.t - m.b);
-  const py2 = (y) => H - m.b - (y / y2Hi) * (H - m.t - m.b);
+  const n = list.length;
+  const slot = (W - m.l - m.r) / n;
+  const px = (i) => m.l + slot * (i + 0.5);
+  const tput = list.map((st) => st.throughputRps);
+  const p50 = list.map((st) => (st.latencyMs ? st.latencyMs.p50 : null));
+  const p95 = list.map((st) => (st.latencyMs ? st.latencyMs.p95 : null));
+  const yTicks = ticksFromZero(Math.max(1e-9, ...tput.filter(finite)), 4);
+  const y2Ticks = ticksFromZero(Math.max(1e-9, ...[...p50, ...p95].filter(finite)), 4);
+  const yTop = yTicks[yTicks.length - 1] || 1;
+  const y2Top = y2Ticks[y2Ticks.length - 1] || 1;
+  const py = (v) => H - m.b - (v / yTop) * (H - m.t - m.b);
+  const py2 = (v) => H - m.b - (v / y2Top) * (H - m.t - m.b);
   const grid = s('g', {class: 'grid'});
-  for (const t of ticks(0, yHi, 5)) {
+  for (const t of yTicks) {
     grid.append(s('line', {x1: m.l, x2: W - m.r, y1: py(t), y2: py(t)}),
-                s('text', {x: m.l - 6, y: py(t) + 4, 'text-anchor': 'end', class: 'tick'}, defaultFormat(t)));
+                s('text', {x: m.l - 6, y: py(t) + 4, 'text-anchor': 'end', class: 'tick'}, stepFormat(t)));
   }
-  for (const t of ticks(0, y2Hi, 5)) {
+  for (const t of y2Ticks) {
     grid.append(s('text', {x: W - m.r + 6, y: py2(t) + 4, 'text-anchor': 'start', class: 'tick tick-y2'},
-                  defaultFormat(t)));
+                  stepFormat(t)));
   }
-  for (const st of list) {
-    grid.append(s('text', {x: px(st.x), y: H - m.b + 16, 'text-anchor': 'middle', class: 'tick'}, defaultFormat(st.x)));
+  const every = Math.max(1, Math.ceil(n / 12));
+  list.forEach((st, i) => {
+    if (i % every) return;
+    grid.append(s('text', {x: px(i), y: H - m.b + 14, 'text-anchor': n > 6 ? 'end' : 'middle', class: 'tick',
+                           transform: n > 6 ? `rotate(-30 ${px(i)} ${H - m.b + 14})` : null},
+                  truncate(st.label || `step ${i + 1}`, 14)));
+  });
+  grid.append(s('line', {x1: m.l, x2: W - m.r, y1: H - m.b, y2: H - m.b, class: 'axis'}),
+              s('line', {x1: m.l, x2: m.l, y1: m.t, y2: H - m.b, class: 'axis'}),
+              s('line', {x1: W - m.r, x2: W - m.r, y1: m.t, y2: H - m.b, class: 'axis'}));
+  const middle = (m.t + H - m.b) / 2;
+  svg.append(grid, axisLabel('answers/s', 14, middle, 'middle', true),
+             axisLabel('latency (ms)', W - 8, middle, 'middle', true));
+  const series = [
+    {values: tput, scale: py, shape: 'circle', index: 0, dash: DASHES[0], label: 'throughput (answers/s)'},
+    {values: p95, scale: py2, shape: 'square', index: 1, dash: DASHES[1], label: 'p95 latency (ms)'},
+    {values: p50, scale: py2, shape: 'triangle', index: 2, dash: DASHES[2], label: 'p50 latency (ms)'},
+  ];
+  const markLabelX = (x) => Math.min(Math.max(x, m.l + 40), W - m.r - 40);
+  if (finite(knee) && knee >= 0 && knee < n) {
+    const x = px(knee);
+    svg.append(s('g', {class: 'knee', 'data-knee-step': String(knee)},
+                 s('line', {x1: x, x2: x, y1: m.t - 4, y2: H - m.b, 'stroke-dasharray': '3 3'}),
+                 s('text', {x: markLabelX(x), y: m.t - 8, 'text-anchor': 'middle', class: 'label'},
+                   `◆ knee: ${list[knee].label || ''}`)));
   }
-  grid.append(s('line', {x1: m.l, x2: W - m.r, y1: H - m.b, y2: H - m.b, class: 'axis'}));
-  svg.append(grid, axisLabel(xLabel, (m.l + W - m.r) / 2, H - 8),
-             axisLabel(yLabel ? `● ${yLabel}` : null, 14, (m.t + H - m.b) / 2, 'middle', true),
-             axisLabel(y2Label ? `■ ${y2Label}` : null, W - 10, (m.t + H - m.b) / 2, 'middle', true));
-  const draw = (key, scale, shape, idx, dash, name) => {
-    const pts = list.filter((st) => finite(st[key]));
-    const g = s('g', {class: `series series-${idx}`, 'data-series': name || key});
+  if (finite(breaking) && breaking >= 0 && breaking < n && breaking !== knee) {
+    const x = px(breaking);
+    svg.append(s('g', {class: 'knee breaking', 'data-breaking-step': String(breaking)},
+                 s('line', {x1: x, x2: x, y1: m.t - 4, y2: H - m.b, 'stroke-dasharray': '1 3'}),
+                 s('text', {x: markLabelX(x), y: m.t + 8, 'text-anchor': 'middle', class: 'label'}, '✗ breaking point')));
+  }
+  for (const sr of series) {
+    const g = s('g', {class: `series series-${sr.index}`, 'data-series': sr.label});
+    const pts = sr.values.map((v, i) => (finite(v) ? [px(i), sr.scale(v), v, i] : null)).filter(Boolean);
     if (pts.length > 1) {
-      g.append(s('path', {class: 'line', fill: 'none', 'stroke-dasharray': dash,
-                          d: pts.map((st, i) => `${i ? 'L' : 'M'}${px(st.x)},${scale(st[key])}`).join('')}));
+      g.append(s('path', {class: 'line', fill: 'none', 'stroke-dasharray': sr.dash,
+                          d: pts.map(([x, y], i) => `${i ? 'L' : 'M'}${x.toFixed(1)},${y.toFixed(1)}`).join('')}));
     }
-    for (const st of pts) {
-      const mk = marker(shape, px(st.x), scale(st[key]), 4, {class: 'marker'});
-      mk.append(s('title', null, `${xLabel || 'x'} ${defaultFormat(st.x)}: ${name || key} ${defaultFormat(st[key])}`));
+    for (const [x, y, v, i] of pts) {
+      const mk = marker(sr.shape, x, y, 4, {class: 'marker'});
+      mk.append(s('title', null, `${list[i].label}: ${sr.label} ${stepFormat(v)}`));
       g.append(mk);
     }
     svg.append(g);
-  };
-  draw('y', py, 'circle', 0, null, yLabel);
-  draw('y2', py2, 'square', 1, '6 3', y2Label);
-  if (finite(knee)) {
-    const x = px(knee);
-    svg.append(s('g', {class: 'knee'},
-                 s('line', {x1: x, x2: x, y1: m.t, y2: H - m.b, 'stroke-dasharray': '3 3'}),
-                 s('text', {x, y: m.t - 8, 'text-anchor': 'middle', class: 'label'}, `knee at ${defaultFormat(knee)}`)));
+  }
+  // Legend: each series' own marker and dash, then its name.
+  let lx = m.l;
+  for (const sr of series) {
+    svg.append(s('g', {class: `series-label series-${sr.index}`},
+                 s('line', {x1: lx, x2: lx + 22, y1: 14, y2: 14, class: 'line', 'stroke-dasharray': sr.dash,
+                            'stroke-width': 2}),
+                 marker(sr.shape, lx + 11, 14, 4, {class: 'marker'}),
+                 s('text', {x: lx + 28, y: 18, class: 'label'}, sr.label)));
+    lx += 28 + sr.label.length * 6.4 + 16;
   }
   return svg;
 }

@@ -1,6 +1,7 @@
-// The dashboard's core: DOM building, the API client, the router and shared widgets.
-// Pages import only this module and charts.js. Data always reaches the DOM as text nodes
-// or attribute values, never as HTML.
+// The dashboard's core: DOM building, the API client, the router, shared widgets and number
+// formatting. Pages build on this module, charts.js (SVG), page.js (the pieces of a page) and
+// filters.js (filter forms kept in the URL). Data always reaches the DOM as text nodes or
+// attribute values, never as HTML.
 
 const KEY_STORAGE = 'zebench.apiKey';
 
@@ -331,6 +332,20 @@ export function table({columns, rows, sort, order, onSort, empty, rowKey, captio
            h('table', null, caption ? h('caption', null, caption) : null, h('thead', null, head), body));
 }
 
+/** Sort rows by a column's value (for a table sorted in the page); null and undefined always last. */
+export function sortRows(rows, key, order, valueOf = (r) => r[key]) {
+  const dir = order === 'asc' ? 1 : -1;
+  return [...rows].sort((a, b) => {
+    const x = valueOf(a);
+    const y = valueOf(b);
+    const xn = x === null || x === undefined;
+    const yn = y === null || y === undefined;
+    if (xn || yn) return xn && yn ? 0 : xn ? 1 : -1;
+    if (typeof x === 'number' && typeof y === 'number') return (x - y) * dir;
+    return String(x).localeCompare(String(y), 'en', {numeric: true}) * dir;
+  });
+}
+
 /** Previous/next page buttons; page is 1-based; total may be unknown (then hasNext decides). */
 export function pager({page, pageSize, total, hasNext, onPage}) {
   const pages = total !== undefined && total !== null ? Math.max(1, Math.ceil(total / pageSize)) : null;
@@ -449,8 +464,14 @@ export function tabs({tabs: items, current, onSelect}) {
 
 // ------------------------------------------------------------------------------ formatting
 
-function num(x) {
+/** A finite number (not NaN, not ±Infinity, not a numeric string). */
+export function isNum(x) {
   return typeof x === 'number' && Number.isFinite(x);
+}
+
+/** The sum of an object's numeric values ({timeout: 2, retried: 1} -> 3). */
+export function sumValues(obj) {
+  return Object.values(obj || {}).reduce((a, b) => a + (typeof b === 'number' ? b : 0), 0);
 }
 
 function toDate(value) {
@@ -464,16 +485,16 @@ const pad = (n) => String(n).padStart(2, '0');
 export const fmt = {
   /** 0.834 -> '83.4%' */
   pct(x) {
-    return num(x) ? `${(x * 100).toFixed(1).replace(/\.0$/, '')}%` : '—';
+    return isNum(x) ? `${(x * 100).toFixed(1).replace(/\.0$/, '')}%` : '—';
   },
   /** A score on its own scale, three decimals at most. */
   score(x) {
-    if (!num(x)) return '—';
+    if (!isNum(x)) return '—';
     return Math.abs(x) >= 100 ? x.toFixed(0) : String(Number(x.toFixed(3)));
   },
   /** Milliseconds, as ms, s, min or h. */
   ms(x) {
-    if (!num(x)) return '—';
+    if (!isNum(x)) return '—';
     const a = Math.abs(x);
     if (a < 1000) return `${Math.round(x)} ms`;
     if (a < 60_000) return `${(x / 1000).toFixed(a < 10_000 ? 2 : 1)} s`;
@@ -482,7 +503,7 @@ export const fmt = {
   },
   /** US dollars; null or undefined is 'unknown', never 0. */
   cost(x) {
-    if (!num(x)) return 'unknown';
+    if (!isNum(x)) return 'unknown';
     if (x === 0) return '$0';
     const a = Math.abs(x);
     if (a < 0.01) return `$${x.toFixed(4)}`;
@@ -490,7 +511,7 @@ export const fmt = {
     return `$${Math.round(x).toLocaleString('en-US')}`;
   },
   int(x) {
-    return num(x) ? Math.round(x).toLocaleString('en-US') : '—';
+    return isNum(x) ? Math.round(x).toLocaleString('en-US') : '—';
   },
   /** 'YYYY-MM-DD HH:MM' in local time, from epoch ms or an ISO string. */
   date(value) {
@@ -509,5 +530,20 @@ export const fmt = {
     if (s < 86400) return `${Math.round(s / 3600)} h ago`;
     if (s < 86400 * 60) return `${Math.round(s / 86400)} d ago`;
     return fmt.date(d.getTime()).slice(0, 10);
+  },
+  /** A signed number: '+0.120' / '−0.050' (a minus sign, not a hyphen). */
+  signed(x, format = fmt.score) {
+    if (!isNum(x)) return '—';
+    if (x === 0) return format(0);
+    return (x > 0 ? '+' : '−') + format(Math.abs(x));
+  },
+  /** '[0.42, 0.61]' from a pair, or '' when either end is missing. */
+  interval(low, high, format = fmt.score) {
+    return isNum(low) && isNum(high) ? `[${format(low)}, ${format(high)}]` : '';
+  },
+  /** What was left out and why: 'another setting of the scenario: 24; retried: 2', or null. */
+  excluded(counts) {
+    const parts = Object.entries(counts || {}).filter(([, n]) => n).map(([why, n]) => `${why}: ${fmt.int(n)}`);
+    return parts.length ? parts.join('; ') : null;
   },
 };

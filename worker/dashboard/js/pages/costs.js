@@ -2,20 +2,19 @@
 // success, the score it buys per dollar, and the Pareto front of cost against score
 // (GET /api/costs). An unknown cost is shown as unknown, never as 0.
 
-import {h, api, route, table, statCards, section, ready, fmt} from '../core.js';
+import {h, api, route, table, statCards, section, ready, fmt, sumValues, isNum, sortRows, setTitle} from '../core.js';
 import {scatter} from '../charts.js';
+import {heading, emptyState, notesList, chartBox, answerInto} from '../page.js';
 import {
-  heading, emptyState, notesList, excludedText, sumValues, isNum, sinceProblem, byProblem, filterError,
-  filterForm, recentBatches, queryValues, sortRows, setPageTitle, chartBox, scopeFields, BY_OPTIONS,
-  answerInto,
-} from './shared_b.js';
+  sinceProblem, byProblem, filterError, filterForm, recentBatches, queryValues, scopeFields, BY_OPTIONS,
+} from '../filters.js';
 
 const KEYS = ['by', 'suite', 'batchId', 'since'];
 const DEFAULT_BY = 'agent,model';
 
 route('/costs', async (ctx) => {
   const {root, query} = ctx;
-  setPageTitle('Costs');
+  setTitle('Costs');
   const values = queryValues(query, KEYS);
   const by = values.by || DEFAULT_BY;
   const problem = byProblem(values.by) || sinceProblem(values.since);
@@ -79,7 +78,7 @@ function render(ctx, data, values) {
      hint: totalKnown ? 'agent + judge' : `known part: ${fmt.cost(spent)}`},
     {label: 'Runs without a price', value: fmt.int(unknownRuns), hint: unknownRuns ? 'their entries\' cost is unknown' : null},
     {label: 'Spent on infra errors', value: fmt.cost(infra), hint: 'not in the figures'},
-    {label: 'Left out', value: fmt.int(sumValues(data.excluded)), hint: excludedText(data.excluded) || 'none'},
+    {label: 'Left out', value: fmt.int(sumValues(data.excluded)), hint: fmt.excluded(data.excluded) || 'none'},
   ]));
   const byName = Object.fromEntries(entries.map((e) => [e.entry, e]));
   const front = (data.paretoFront || []).map((name) => byName[name]).filter(Boolean);

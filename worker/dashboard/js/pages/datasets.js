@@ -1,15 +1,16 @@
 // /datasets?batchId=&dataset= : prompt dataset runs per provider and model: pass rate with its
 // Wilson interval, latency percentiles (p50, p95, p99), errors and cost (GET /api/datasets).
 
-import {h, api, route, link, table, section, spinner, errorBox, ready, fmt} from '../core.js';
-import {barChart} from '../charts.js';
 import {
-  heading, emptyState, isNum, filterForm, recentBatches, queryValues, sortRows, setPageTitle, chartBox, batchHref,
-} from './shared_b.js';
+  h, api, route, link, table, section, errorBox, ready, fmt, isNum, sortRows, setTitle,
+} from '../core.js';
+import {barChart} from '../charts.js';
+import {heading, emptyState, chartBox, batchHref} from '../page.js';
+import {filterForm, recentBatches, queryValues} from '../filters.js';
 
 route('/datasets', async (ctx) => {
   const {root, query} = ctx;
-  setPageTitle('Datasets');
+  setTitle('Datasets');
   const values = queryValues(query, ['batchId', 'dataset']);
   const pending = api('/datasets', {batchId: values.batchId, dataset: values.dataset}).then((r) => r, (err) => ({err}));
   const batches = (await recentBatches()).filter((b) => ['dataset', 'fleet'].includes((b.metadata || {}).kind));

@@ -2,13 +2,15 @@
 // repository × provider matrix as a heatmap of pass rates with the numbers written in each
 // cell, and every cell with a link to its runs in the batch (GET /api/fleets/:id).
 
-import {h, api, route, link, table, statCards, section, spinner, errorBox, ready, fmt, badge} from '../core.js';
+import {
+  h, api, route, link, table, statCards, section, spinner, errorBox, ready, fmt, badge, isNum, setTitle, sortRows,
+} from '../core.js';
 import {heatmap} from '../charts.js';
-import {heading, emptyState, isNum, setPageTitle, chartBox, batchHref, sortRows} from './shared_b.js';
+import {heading, emptyState, chartBox, batchHref} from '../page.js';
 
 route('/fleets', async (ctx) => {
   const {root} = ctx;
-  setPageTitle('Fleets');
+  setTitle('Fleets');
   root.append(...heading('Fleets',
     'Fleet runs: every repository × provider × scenario profile of a manifest, run as one batch (bench fleet).'));
   const body = h('div', null, spinner('Loading fleet runs…'));
@@ -136,7 +138,7 @@ function linkCells(svgEl, rows, columns, hrefOf) {
 route('/fleets/:id', async (ctx) => {
   const {root, params, query} = ctx;
   const id = params.id;
-  setPageTitle(id, 'Fleets');
+  setTitle(id, 'Fleets');
   root.append(h('p', {class: 'muted small'}, link('/fleets', '← Fleet runs')));
   const body = h('div', null, spinner('Loading the fleet run…'));
   root.append(body);

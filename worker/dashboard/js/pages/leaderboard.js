@@ -1,13 +1,14 @@
 // /leaderboard?by=&suite=&batchId=&since=&sort=&order= : entries ranked on comparable runs,
 // mean score with its 95% interval, rank ranges (GET /api/leaderboard).
 
-import {h, api, route, link, table, statCards, section, ready, fmt} from '../core.js';
-import {barChart} from '../charts.js';
 import {
-  heading, emptyState, notesList, excludedText, sumValues, isNum, withInterval, sinceProblem, byProblem,
-  filterError, filterForm, chartBox, recentBatches, queryValues, sortRows, setPageTitle, scopeFields, BY_OPTIONS,
-  answerInto,
-} from './shared_b.js';
+  h, api, route, link, table, statCards, section, ready, fmt, sumValues, isNum, sortRows, setTitle,
+} from '../core.js';
+import {barChart} from '../charts.js';
+import {heading, emptyState, notesList, withInterval, chartBox, answerInto} from '../page.js';
+import {
+  sinceProblem, byProblem, filterError, filterForm, recentBatches, queryValues, scopeFields, BY_OPTIONS,
+} from '../filters.js';
 
 const KEYS = ['by', 'kind', 'suite', 'batchId', 'since'];
 const KIND_OPTIONS = [{value: 'scenario', label: 'scenario runs'}, {value: 'dataset', label: 'dataset requests'}];
@@ -25,7 +26,7 @@ const SORTS = {
 
 route('/leaderboard', async (ctx) => {
   const {root, query} = ctx;
-  setPageTitle('Leaderboard');
+  setTitle('Leaderboard');
   const values = queryValues(query, KEYS);
   const by = values.by || 'agent';
   const kind = values.kind === 'dataset' ? 'dataset' : 'scenario';
@@ -73,7 +74,7 @@ function render(ctx, data, values, batches) {
   out.push(statCards([
     {label: 'Runs', value: fmt.int(data.runs)},
     {label: 'Counted', value: fmt.int(data.counted), hint: 'comparable runs that count'},
-    {label: 'Left out', value: fmt.int(sumValues(data.excluded)), hint: excludedText(data.excluded) || 'none'},
+    {label: 'Left out', value: fmt.int(sumValues(data.excluded)), hint: fmt.excluded(data.excluded) || 'none'},
     {label: 'Common scenario-tiers', value: isNum(data.commonScenarioTiers) ? fmt.int(data.commonScenarioTiers) : '—',
      hint: 'run by every entry'},
   ]));

@@ -3,13 +3,12 @@
 // (regressed, improved, flaky...) and the severity (GET /api/regressions). Without a choice
 // of batches or agent only the form is shown: the API is never asked without them.
 
-import {h, api, route, link, table, statCards, section, ready, fmt, badge} from '../core.js';
-import {barChart} from '../charts.js';
 import {
-  heading, emptyState, isNum, signed, sinceProblem, filterError, filterForm, recentBatches, queryValues, sortRows,
-  setPageTitle, batchHref, chartBox, excludedText, sumValues,
-  answerInto,
-} from './shared_b.js';
+  h, api, route, link, table, statCards, section, ready, fmt, badge, isNum, sortRows, setTitle, sumValues,
+} from '../core.js';
+import {barChart} from '../charts.js';
+import {heading, emptyState, batchHref, chartBox, answerInto} from '../page.js';
+import {sinceProblem, filterError, filterForm, recentBatches, queryValues} from '../filters.js';
 
 const STATUS_ORDER = ['regressed', 'improved', 'flaky', 'inconclusive', 'new', 'missing', 'unchanged'];
 const SEVERITY_ORDER = ['major', 'moderate', 'minor'];
@@ -17,7 +16,7 @@ const MAX_CHART_ROWS = 30;
 
 route('/regressions', async (ctx) => {
   const {root, query} = ctx;
-  setPageTitle('Regressions');
+  setTitle('Regressions');
   const values = queryValues(query, ['baseline', 'candidate', 'agent', 'suite', 'since', 'status']);
   const byBatches = Boolean(values.baseline || values.candidate);
   const problem = byBatches && !(values.baseline && values.candidate)
@@ -150,7 +149,7 @@ function render(ctx, data, values) {
   ]));
   const excluded = data.excluded || {};
   const left = [['baseline', excluded.baseline], ['candidate', excluded.candidate]]
-    .filter(([, e]) => sumValues(e)).map(([side, e]) => `${side}: ${excludedText(e)}`);
+    .filter(([, e]) => sumValues(e)).map(([side, e]) => `${side}: ${fmt.excluded(e)}`);
   if (left.length) out.push(h('p', {class: 'muted small'}, `Left out (runs that do not count): ${left.join(' · ')}`));
   if (!rows.length) {
     out.push(emptyState('The two batches have no scenario in common to compare.'));
@@ -171,7 +170,7 @@ function render(ctx, data, values) {
           note: statusGlyph(r.status),
         })),
         xLabel: 'candidate − baseline mean score; whiskers: noise band ±',
-        format: (x) => signed(x),
+        format: (x) => fmt.signed(x),
       })),
       measured.length > shown.length
         ? h('p', {class: 'muted small'}, `The ${shown.length} largest differences of ${measured.length}.`) : null,
@@ -202,7 +201,7 @@ function render(ctx, data, values) {
        render: (r) => meanWithRuns(r.baselineMean, r.baselineRuns)},
       {key: 'candidateMean', label: 'Candidate', num: true, sortable: true,
        render: (r) => meanWithRuns(r.candidateMean, r.candidateRuns)},
-      {key: 'difference', label: 'Difference', num: true, sortable: true, render: (r) => signed(r.difference)},
+      {key: 'difference', label: 'Difference', num: true, sortable: true, render: (r) => fmt.signed(r.difference)},
       {key: 'band', label: 'Noise band', num: true, render: (r) => (isNum(r.band) ? `±${fmt.score(r.band)}` : '')},
       {key: 'pAdjusted', label: 'p adj', num: true, sortable: true, render: (r) => pText(r.pAdjusted)},
       {key: 'effectSize', label: 'Effect g', num: true, render: (r) => (isNum(r.effectSize) ? fmt.score(r.effectSize) : '')},

@@ -3,8 +3,12 @@
 // marked, its figures (recovery, resilience, rate-limit onset, phases) and settings
 // (GET /api/stress/:id; worker/analysis/stress.py defines every figure).
 
-import {h, api, route, link, table, statCards, section, spinner, errorBox, ready, fmt, badge} from '../core.js';
-import {heading, emptyState, isNum, setPageTitle, chartBox, stressChart, filterForm, queryValues} from './shared_b.js';
+import {
+  h, api, route, link, table, statCards, section, spinner, errorBox, ready, fmt, badge, isNum, setTitle,
+} from '../core.js';
+import {stressChart} from '../charts.js';
+import {heading, emptyState, chartBox} from '../page.js';
+import {filterForm, queryValues} from '../filters.js';
 
 const PAGE_SIZE = 50;
 const FILTERS = ['provider', 'model', 'profile', 'status'];
@@ -23,7 +27,7 @@ function kneeText(summary) {
 
 route('/stress', async (ctx) => {
   const {root, query} = ctx;
-  setPageTitle('Stress tests');
+  setTitle('Stress tests');
   const values = queryValues(query, FILTERS);
   const cursor = query.get('cursor') || '';
   root.append(...heading('Stress tests',
@@ -120,7 +124,7 @@ function errorsText(errors) {
 
 route('/stress/:id', async (ctx) => {
   const {root, params} = ctx;
-  setPageTitle(params.id, 'Stress tests');
+  setTitle(params.id, 'Stress tests');
   root.append(h('p', {class: 'muted small'}, link('/stress', '← Stress tests')));
   const body = h('div', null, spinner('Loading the stress test…'));
   root.append(body);
