@@ -417,7 +417,7 @@ class GradingSession:
         from harness.evaluators.base import EvaluationContext
         from harness.evaluators.heuristic_checks import script_mounts
         from harness.sandbox import Mount, SandboxSpec, open_sandbox
-        from harness.workspace import default_workspaces_root
+        from harness._util.places import default_workspaces_root
 
         self.copy = prepare_grading(scenario, agent_workspace, Path(root or default_workspaces_root()))
         try:

@@ -36,19 +36,6 @@ class SweepReport:
     skipped: list[str] = field(default_factory=list)  # "path: why", for entries that could not be removed
 
 
-def default_workspaces_root() -> Path:
-    """Where run workspaces go: ``$ZE_BENCHMARKS_WORKSPACES_DIR``, else the per-user cache
-    (``$XDG_CACHE_HOME/zebench/workspaces``, by default ``~/.cache/zebench/workspaces``).
-
-    Never inside the checkout: there a workspace would sit beside ``suites/`` and ``results/``.
-    """
-    env = os.environ.get("ZE_BENCHMARKS_WORKSPACES_DIR")
-    if env:
-        return Path(env).expanduser()
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(cache) / "zebench" / "workspaces"
-
-
 def sweep(workspaces_root: Path | None = None) -> SweepReport:
     """Remove leftovers of dead harness processes: workspaces and grading copies under
     ``workspaces_root``, the harness's temporary directories, and sandboxed processes."""

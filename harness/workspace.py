@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.globs import walk_files
-from harness.leftovers import default_workspaces_root
+from harness._util.places import default_workspaces_root
 from harness.manifests import MANIFEST_CAP, ManifestError, is_manifest, parse_manifest_text
 from harness.trees import copy_sparse, is_sparse, make_dirs, read_regular, remove_tree, same_content, valid_utf8
 

@@ -94,7 +94,8 @@ def main() -> None:
       bench py-bugs --agent anthropic --resume BATCH_ID
       bench batch BATCH_ID
     """
-    from harness.leftovers import default_workspaces_root, sweep
+    from harness._util.places import default_workspaces_root
+    from harness.leftovers import sweep
 
     try:  # what a killed earlier run left behind: never a reason for this command to fail
         report = sweep(default_workspaces_root())

@@ -21,17 +21,11 @@ from pathlib import Path
 
 import click
 
+from harness._util.places import log_dir
+
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
-
-
-def log_dir() -> Path:
-    env = os.environ.get("ZE_BENCHMARKS_LOG_DIR")
-    if env:
-        return Path(env).expanduser()
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(cache) / "zebench" / "logs"
 
 
 def write_crash_log(program: str, exc: BaseException) -> Path | None:

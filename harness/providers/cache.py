@@ -19,20 +19,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from harness._util.places import default_cache_dir as default_cache_dir
 from harness.providers.types import ChatRequest, ChatResponse, ToolCall, Usage
 
 CACHE_FORMAT = 1
 MAX_ENTRY_BYTES = 2 * 1024 * 1024  # a larger answer is not kept: replaying it is not worth the disk
-
-
-def default_cache_dir() -> Path:
-    """``$ZE_BENCHMARKS_CACHE_DIR``, else ``~/.cache/zebench`` (``$XDG_CACHE_HOME`` honoured)."""
-    env = os.environ.get("ZE_BENCHMARKS_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "zebench"
 
 
 def normalised_request(request: ChatRequest) -> dict[str, Any]:

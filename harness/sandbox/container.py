@@ -67,6 +67,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from harness._util.places import user_cache_dir
 from harness.ownership import MARKER_VAR, owned, pid_alive
 from harness.sandbox.base import (
     CONTAINER_KINDS,
@@ -162,8 +163,7 @@ def _detail(text: str) -> str:
 
 def conf_path() -> Path:
     """Where the containers.conf of :func:`detect_runtime` goes: the user's cache directory."""
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(cache) / "zebench" / "containers" / "containers.conf"
+    return user_cache_dir() / "containers" / "containers.conf"
 
 
 def _write_conf() -> str:

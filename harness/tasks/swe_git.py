@@ -28,7 +28,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from harness.leftovers import default_workspaces_root
+from harness._util.places import default_workspaces_root
 
 CACHE_DIR_NAME = "swe-cache"  # under the workspaces root
 GIT_TIMEOUT_S = 600.0
