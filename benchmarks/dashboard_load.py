@@ -1,7 +1,7 @@
 """Page-load benchmark of the web dashboard over a large store (100,000 runs by default).
 
 1. Fill a SQLite store in bulk through the worker's own storage layer (every run validated
-   with worker/schema.py's RUN_FIELDS, stored with worker/store.py's ``run_statements``, many
+   with worker/schema.py's RUN_FIELDS, stored with worker/store/runs.py's ``run_statements``, many
    runs per SQLite transaction): about 1,000 batches of scenario, dataset and fleet runs,
    several agents, models, suites and tiers, 2-4 evaluations and telemetry per run, created
    over 60 days. One more batch holds two runs with a transcript of about 10 MB: one stored

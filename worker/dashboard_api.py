@@ -1,7 +1,7 @@
 """Routes the dashboard reads beyond the core API: aggregates computed by the server, pages of
 long things (a transcript, a diff), and views of dataset, fleet and tool-call data.
 
-Everything here is a read over the same tables as worker/store.py, bounded in what it returns:
+Everything here is a read over the same tables as worker/store/, bounded in what it returns:
 the overview is a handful of aggregate queries, a transcript is sent in pages of entries with
 long contents cut (the whole entry on request), and lists are paged, so a page stays fast
 whatever the store holds (docs/PERFORMANCE.md, "Dashboard").
