@@ -106,7 +106,7 @@ def validate_cmd(manifest_path: str, base_url: str | None, as_json: bool) -> Non
     """Check MANIFEST: its fields, every repository, and every dataset and suite its profiles
     name (for each repository, in the documented lookup order). Exit 2 on any problem, naming
     each dataset not found with the places looked."""
-    from harness.fleet.execute import credential_notes
+    from harness.fleet.planning import credential_notes
 
     manifest = _load(manifest_path, base_url)
     plan = _plan(manifest)
@@ -188,7 +188,7 @@ class _Progress(LiveOnStderr):
 
 
 def _dry_run(plan: Any, as_json: bool) -> None:
-    from harness.fleet.execute import credential_notes, estimate
+    from harness.fleet.planning import credential_notes, estimate
 
     figures = estimate(plan)
     rows = _matrix_rows(plan)
@@ -270,7 +270,7 @@ def _foreground(run_dir: Path, client: Any, output_format: str, plan: Any = None
     """Run ``run_dir`` here with progress and Ctrl-C handling; print; exit with its state."""
     from harness.control import BatchControl, handle_sigint
     from harness.fleet import execute_run_dir
-    from harness.fleet.execute import load_run_manifest, read_cells_log
+    from harness.fleet.run_files import load_run_manifest, read_cells_log
 
     if plan is None:
         from harness.fleet import plan_fleet
@@ -339,7 +339,7 @@ def run_cmd(manifest_path: str, output: str | None, wait: bool, output_format: s
     fleet stopped there); 2 bad input (the manifest, a dataset not found, a missing key); 130
     interrupted (bench fleet resume completes it)."""
     from harness.fleet import create_run, start
-    from harness.fleet.execute import credential_notes
+    from harness.fleet.planning import credential_notes
 
     manifest = _load(manifest_path, base_url, judge)
     plan = _plan(manifest)

@@ -11,10 +11,10 @@ from __future__ import annotations
 import csv
 import datetime as _dt
 import io
-import os
 from pathlib import Path
 from typing import Any
 
+from harness._util.files import write_text_atomic
 from harness.fleet import metrics
 from harness.fleet.cells import cell_tests
 
@@ -29,7 +29,6 @@ REPOSITORY_COLUMNS = ("repo_id", "adapter", "source", *_COUNTS, "avg_duration_ms
 PROVIDER_COLUMNS = ("provider", "repository_count", *_COUNTS, "avg_duration_ms", "p50_duration_ms",
                     "p95_duration_ms", "total_tokens", "total_cost", "cost_unknown_tests")
 CATEGORY_COLUMNS = ("category", *_COUNTS, "avg_duration_ms")
-CELL_STATES = ("completed", "failed", "interrupted", "skipped", "pending")
 
 
 def _ms_between(start: str | None, end: str | None) -> float | None:
@@ -88,14 +87,6 @@ def build_results(plan: Any, run_dir: Path, run_id: str, done_log: dict[str, dic
     }
 
 
-def _atomic_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8", newline="") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 def _csv_text(columns: tuple[str, ...], rows: list[dict[str, Any]]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
@@ -109,10 +100,11 @@ def write_csvs(run_dir: Path, results: dict[str, Any]) -> None:
     directory = run_dir / "csv"
     summary = {"fleet_id": results["fleet_id"], "run_id": results["run_id"], "state": results["state"],
                **results["summary"]}
-    _atomic_text(directory / SUMMARY_CSV, _csv_text(SUMMARY_COLUMNS, [summary]))
-    _atomic_text(directory / "repositories.csv", _csv_text(REPOSITORY_COLUMNS, results["repositories"]))
-    _atomic_text(directory / "providers.csv", _csv_text(PROVIDER_COLUMNS, results["providers"]))
-    _atomic_text(directory / "categories.csv", _csv_text(CATEGORY_COLUMNS, results["categories"]))
+    write_text_atomic(directory / SUMMARY_CSV, _csv_text(SUMMARY_COLUMNS, [summary]), newline="")
+    write_text_atomic(directory / "repositories.csv", _csv_text(REPOSITORY_COLUMNS, results["repositories"]),
+                      newline="")
+    write_text_atomic(directory / "providers.csv", _csv_text(PROVIDER_COLUMNS, results["providers"]), newline="")
+    write_text_atomic(directory / "categories.csv", _csv_text(CATEGORY_COLUMNS, results["categories"]), newline="")
 
 
 def write_artifacts(manifest: Any, run_dir: Path, results: dict[str, Any]) -> list[Path]:
@@ -120,14 +112,15 @@ def write_artifacts(manifest: Any, run_dir: Path, results: dict[str, Any]) -> li
     import json
 
     written = [run_dir / "fleet-results.json"]
-    _atomic_text(written[0], json.dumps(results, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    write_text_atomic(written[0], json.dumps(results, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+                      newline="")
     if not manifest.generate_reports:
         return written
     if "yaml" in manifest.formats:
         import yaml
 
         path = run_dir / "fleet-results.yaml"
-        _atomic_text(path, yaml.safe_dump(results, sort_keys=True, allow_unicode=True))
+        write_text_atomic(path, yaml.safe_dump(results, sort_keys=True, allow_unicode=True), newline="")
         written.append(path)
     if "csv" in manifest.formats:
         write_csvs(run_dir, results)
@@ -137,6 +130,6 @@ def write_artifacts(manifest: Any, run_dir: Path, results: dict[str, Any]) -> li
         from harness.reports.fleet import render_executive_report
 
         path = run_dir / "executive-report.html"
-        _atomic_text(path, render_executive_report(results))
+        write_text_atomic(path, render_executive_report(results), newline="")
         written.append(path)
     return written

@@ -1,353 +1,51 @@
-"""The one fleet executor: plan the cells (repository × provider × profile), run them, keep a
-status file, and write the artifacts.
+"""The one fleet executor: run a prepared fleet run directory's cells, keep its status file and
+cells log, and write the artifacts.
 
-A run lives in ``<base_dir>/<run_id>/``:
+The run directory and its files are those of :mod:`harness.fleet.run_files`; the cells come
+from :mod:`harness.fleet.planning`. Dataset cells send their requests through one shared
+:class:`~harness.engine.Engine` (one event loop, one client per provider, one AIMD limit per
+provider); suite cells run the scenario runner in a worker thread. Up to ``parallel_cells``
+cells run at once; without a plan given, the run plans the repositories one at a time
+(:class:`~harness.fleet.planning.FleetPlanner`) while the first cells already run, and writes
+the totals into ``status.json`` once the plan is whole. A cell is recorded in ``cells.jsonl``
+only once its files are written and its runs stored. Killing the process loses at most the
+answers in flight: ``resume`` re-plans the same cells, skips the completed ones, and completes
+the others from their ``results.jsonl``.
 
-- ``manifest.json``: the normalised manifest the run was started with (resume reads it);
-- ``status.json``: where the run is (state, cells and tests done, pid), rewritten atomically;
-- ``cells.jsonl``: one line per cell as it ends (completed, failed or interrupted);
-- ``<repo_id>/<provider>_<model>/<profile>/``: a cell's own results. A dataset cell is a
-  ``bench dataset`` output directory (``results.jsonl`` appended as each answer is graded,
-  ``results.json``, ``results.csv``, ``summary.json``, and ``responses/``); a suite cell has
-  ``results.jsonl`` (one line per scenario run as it is stored), ``results.json``,
-  ``results.csv`` and ``responses/``;
-- the fleet artifacts of :mod:`harness.fleet.artifacts` at the end.
-
-Dataset cells send their requests through one shared :class:`~harness.engine.Engine` (one
-event loop, one client per provider, one AIMD limit per provider); suite cells run the
-scenario runner in a worker thread. Up to ``parallel_cells`` cells run at once; without a
-plan given, the run plans the repositories one at a time (:class:`FleetPlanner`) while the
-first cells already run, and writes the totals into ``status.json`` once the plan is whole.
-Killing the process loses at most the answers in flight: ``resume`` re-plans the same cells,
-skips the completed ones, and completes the others from their ``results.jsonl``.
+The plan, the estimate and the run-directory helpers are importable from here too (``__all__``).
 """
 
 from __future__ import annotations
 
 import collections
-import datetime as _dt
 import json
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.fleet.cells import CELL_RESULTS, FleetCell, cell_tests, safe_name
-from harness.fleet.manifest import (DEFAULT_TIMEOUT_S, DatasetLookup, Manifest, ManifestError, Profile, Repository,
-                                    agent_for, find_dataset, parse_manifest, suites_dir_for)
-from harness.gc_tuning import fewer_collections
+from harness._util.clock import now_iso
+from harness._util.files import write_json_atomic
+from harness.fleet.cells import CELL_RESULTS, FleetCell, cell_tests
+from harness.fleet.manifest import DEFAULT_TIMEOUT_S, agent_for, suites_dir_for
+from harness.fleet.planning import FleetPlan, FleetPlanner, credential_notes, estimate, plan_fleet
+from harness.fleet.run_files import (CELLS_FILE, MANIFEST_FILE, RESULTS_FILE, STATUS_FILE, TERMINAL_STATES,
+                                     load_run_manifest, read_cells_log, write_status, write_suite_outputs)
+# Called through this module's name, which benchmarks/fleet_overhead.py wraps to time it.
+from harness.fleet.run_files import write_dataset_responses as _write_dataset_responses
 
 if TYPE_CHECKING:  # asyncio is imported by a running fleet only: a plan or a check needs none
     import asyncio
 
-MANIFEST_FILE = "manifest.json"
-STATUS_FILE = "status.json"
-CELLS_FILE = "cells.jsonl"
-RESULTS_FILE = "fleet-results.json"
+__all__ = ["CELLS_FILE", "DEFAULT_CONCURRENCY", "DEFAULT_PARALLEL_CELLS", "MANIFEST_FILE", "RESULTS_FILE",
+           "STATUS_FILE", "TERMINAL_STATES", "CellResult", "FleetExecution", "FleetPlan", "FleetPlanner",
+           "credential_notes", "estimate", "load_run_manifest", "now_iso", "plan_fleet", "read_cells_log",
+           "write_json_atomic", "write_status"]
+
 DEFAULT_CONCURRENCY = 32
 DEFAULT_PARALLEL_CELLS = 4
-TERMINAL_STATES = ("completed", "failed", "interrupted")
-
-
-def now_iso() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z"
-
-
-def write_json_atomic(path: Path, data: Any, *, indent: int | None = 2) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=indent, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
-# --------------------------------------------------------------------------- planning
-
-
-@dataclass
-class FleetPlan:
-    manifest: Manifest
-    cells: list[FleetCell]
-    problems: list[str] = field(default_factory=list)  # what stops the fleet from running
-    notes: list[str] = field(default_factory=list)
-    datasets: "_Datasets | None" = None  # every dataset file loaded while planning, by ref
-
-    @property
-    def planned_tests(self) -> int:
-        return sum(len(c.planned) for c in self.cells)
-
-
-class _Datasets:
-    """Datasets loaded once per file however many cells use them."""
-
-    def __init__(self) -> None:
-        self._loaded: dict[str, Any] = {}
-        self.warming: Any = None  # a harness.datasets.warm.Warming checking files ahead, elsewhere
-
-    def get(self, ref: str) -> Any:
-        if ref not in self._loaded:
-            from harness.datasets.format import load_dataset
-
-            self._loaded[ref] = load_dataset(ref)
-        return self._loaded[ref]
-
-
-def resolve_repository(repo: Repository, *, clone: bool = True) -> tuple[Repository, str | None]:
-    """The repository with a local path (a ``git_url`` alone is cloned, shallowly, into the
-    cache), or the problem that leaves it without one."""
-    if repo.path is not None:
-        if not repo.path.is_dir():
-            return repo, f"{repo.path} is not a directory"
-        return repo, None
-    if not clone:
-        return repo, None
-    from harness.fleet.processes import CloneError
-    from harness.fleet.processes import clone as git_clone
-
-    try:
-        return replace(repo, path=git_clone(repo.git_url or "")), None
-    except CloneError as exc:
-        return repo, str(exc)
-
-
-class FleetPlanner:
-    """Plans a manifest one repository at a time, in manifest order: :meth:`step` plans the
-    next repository and returns its cells, which are also appended to :attr:`plan`. A running
-    fleet starts on the first repositories' cells while the others are planned
-    (:class:`FleetExecution`); :func:`plan_fleet` plans them all at once."""
-
-    def __init__(self, manifest: Manifest, *, clone: bool = True) -> None:
-        from harness.datasets.format import builtin_names
-
-        self.plan = FleetPlan(manifest, [], datasets=_Datasets())
-        self.clone = clone
-        self._builtins = set(builtin_names())
-        self._suites: dict[tuple[str, str, tuple[str, ...]], Any] = {}
-        self._lookups: dict[tuple[int, str], DatasetLookup] = {}  # (repository index, profile) -> its dataset
-        self._next = 0
-
-    def _lookup(self, i: int, repo: Repository, name: str, profile: Profile) -> DatasetLookup:
-        lookup = self._lookups.pop((i, name), None)
-        if lookup is None:
-            lookup = find_dataset(repo.path, profile.dataset or name, self.plan.manifest.root, self._builtins)
-        return lookup
-
-    def check_ahead(self) -> None:
-        """Find the dataset file of every dataset profile of every local repository now and,
-        unless the last of them were all kept by an earlier check, have a child process check
-        them into the cache from the last one backwards (:mod:`harness.datasets.warm`) while
-        :meth:`step` goes through them from the first."""
-        from harness.datasets import warm
-
-        manifest = self.plan.manifest
-        files: dict[str, None] = {}
-        for i, repo in enumerate(manifest.repositories):
-            if i < self._next or repo.path is None or not repo.path.is_dir():
-                continue
-            for name in repo.profiles:
-                profile = manifest.profiles[name]
-                if profile.kind == "dataset":
-                    lookup = self._lookup(i, repo, name, profile)
-                    self._lookups[(i, name)] = lookup
-                    if lookup.ref is not None and not lookup.builtin:
-                        files[lookup.ref] = None
-        if len(files) < warm.MIN_FILES or not warm.can_fork():
-            return
-        paths = list(files)
-        if not warm.unchecked(paths[-warm.MIN_FILES:]):  # the child's first files are kept: no child
-            return
-        # The child goes from the last file backwards (skipping those kept) while step() goes
-        # from the first.
-        self.plan.datasets.warming = warm.check_elsewhere(paths)
-
-    @property
-    def done(self) -> bool:
-        return self._next >= len(self.plan.manifest.repositories)
-
-    @property
-    def next_clones(self) -> bool:
-        """Whether the next :meth:`step` clones its repository (a ``git_url`` without a path)."""
-        return not self.done and self.clone and self.plan.manifest.repositories[self._next].path is None
-
-    def step(self) -> list[FleetCell]:
-        """Plan the next repository; its cells (none once :attr:`done`)."""
-        from harness.datasets.format import DatasetError, apply_settings, sample_cases
-
-        if self.done:
-            return []
-        plan, manifest = self.plan, self.plan.manifest
-        i = self._next
-        self._next += 1
-        repo, problem = resolve_repository(manifest.repositories[i], clone=self.clone)
-        manifest.repositories[i] = repo
-        if problem:
-            plan.problems.append(f"repositories[{i}] ({repo.repo_id}): {problem}")
-        resolved: list[tuple[Profile, DatasetLookup | None, list[tuple[str, str]], str | None]] = []
-        for name in repo.profiles:
-            profile = manifest.profiles[name]
-            lookup = None
-            planned: list[tuple[str, str]] = []
-            cell_problem = problem
-            if profile.kind == "dataset" and not problem:
-                lookup = self._lookup(i, repo, name, profile)
-                if lookup.ref is None:
-                    cell_problem = (f"dataset {profile.dataset!r} of profile {name!r} not found for repository "
-                                    f"{repo.repo_id}; looked in: " + "; ".join(lookup.looked))
-                else:
-                    try:
-                        dataset = plan.datasets.get(lookup.ref)
-                    except DatasetError as exc:
-                        cell_problem = f"profile {name!r}, repository {repo.repo_id}: {exc}"
-                    else:
-                        cases = apply_settings(sample_cases(list(dataset.cases), profile.num_examples,
-                                                            manifest.random_seed), profile.settings)
-                        planned = [(f"{c.id}#{r}", c.category) for c in cases for r in range(c.repeat)]
-            elif profile.kind == "suite" and not problem:
-                key = (str(suites_dir_for(repo)), profile.suite or "", profile.scenarios)
-                if key not in self._suites:
-                    self._suites[key] = _suite_tests(repo, profile)
-                found = self._suites[key]
-                if isinstance(found, str):
-                    cell_problem = f"profile {name!r}, repository {repo.repo_id}: {found}"
-                else:
-                    planned = [(f"{s}#{profile.tier}#{it}", profile.suite or "") for s in found
-                               for it in range(profile.iterations)]
-            if cell_problem and cell_problem != problem:
-                plan.problems.append(cell_problem)
-            resolved.append((profile, lookup, planned, cell_problem))
-        cells = [FleetCell(repo, target, profile, lookup, list(planned), cell_problem)
-                 for target in manifest.targets for profile, lookup, planned, cell_problem in resolved]
-        plan.cells.extend(cells)
-        return cells
-
-
-@fewer_collections()
-def plan_fleet(manifest: Manifest, *, clone: bool = True) -> FleetPlan:
-    """Every cell of the manifest, in manifest order (repository, then provider, then profile),
-    with the dataset each dataset profile resolves to in its repository and the tests it plans.
-    Problems (a repository that is not there, a dataset not found, a suite unknown) are
-    collected, each naming the repository and profile, not raised."""
-    planner = FleetPlanner(manifest, clone=clone)
-    planner.check_ahead()
-    warming = planner.plan.datasets.warming
-    try:
-        while not planner.done:
-            planner.step()
-    finally:
-        if warming is not None:
-            warming.stop()  # every file is planned (or the plan failed): the child's work is over
-    return planner.plan
-
-
-def _suite_tests(repo: Repository, profile: Profile) -> list[str] | str:
-    """The scenario names a suite profile runs in ``repo`` (checked for the tier), or why not."""
-    from harness.plan import PlanError, select_scenarios
-    from harness.scenarios import ScenarioError, available_tiers
-
-    try:
-        scenarios = select_scenarios(suites_dir_for(repo), [profile.suite or ""], list(profile.scenarios))
-    except (PlanError, ScenarioError) as exc:
-        return str(exc)
-    for scenario in scenarios:
-        tiers = available_tiers(scenario)
-        if not any(t == profile.tier or t.split("-")[0] == profile.tier for t in tiers):
-            return f"scenario {scenario.suite}/{scenario.name} has no tier {profile.tier} (it has {', '.join(tiers)})"
-    return [s.name for s in scenarios]
-
-
-def credential_notes(manifest: Manifest) -> list[str]:
-    from harness.providers.registry import missing_credentials
-
-    return [f"{t.spec} needs {var}" for t, var in missing_credentials(manifest.targets)]
-
-
-def estimate(plan: FleetPlan) -> dict[str, Any]:
-    """Requests (dataset cells) and scenario runs (suite cells), with an upper cost estimate per
-    provider for the requests (input ~ 4 characters a token, output at max_tokens). Scenario
-    runs have no estimate: how many calls an agent makes is not known before it runs."""
-    from harness.datasets.run import DEFAULT_MAX_TOKENS, _price_key, apply_settings, sample_cases
-    from harness.pricing import price_for
-    from harness.providers import Usage
-
-    datasets = plan.datasets or _Datasets()
-    tokens: dict[tuple[str, str], tuple[int, int, int]] = {}
-    providers: dict[str, dict[str, Any]] = {}
-    for cell in plan.cells:
-        row = providers.setdefault(cell.target.spec, {"requests": 0, "scenarioRuns": 0, "maxCostUsd": 0.0,
-                                                      "tokensIn": 0, "maxTokensOut": 0})
-        if cell.problem:
-            continue
-        if cell.kind == "suite":
-            row["scenarioRuns"] += len(cell.planned)
-            continue
-        key = (cell.lookup.ref if cell.lookup else "", cell.profile.name)
-        if key not in tokens:
-            cases = apply_settings(sample_cases(list(datasets.get(key[0]).cases), cell.profile.num_examples,
-                                                plan.manifest.random_seed), cell.profile.settings)
-            tokens[key] = (sum(c.repeat for c in cases),
-                           sum(((len(c.prompt) + len(c.system or "")) // 4 + 8) * c.repeat for c in cases),
-                           sum((c.max_tokens or DEFAULT_MAX_TOKENS) * c.repeat for c in cases))
-        requests, tin, tout = tokens[key]
-        row["requests"] += requests
-        row["tokensIn"] += tin
-        row["maxTokensOut"] += tout
-    for spec, row in providers.items():
-        target = next(t for t in plan.manifest.targets if t.spec == spec)
-        price = price_for(*_price_key(target))
-        row["maxCostUsd"] = (price.cost(Usage(input_tokens=row["tokensIn"], output_tokens=row["maxTokensOut"]))
-                             if price else None)
-    known = [r["maxCostUsd"] for r in providers.values()]
-    return {"cells": len(plan.cells), "requests": sum(r["requests"] for r in providers.values()),
-            "scenarioRuns": sum(r["scenarioRuns"] for r in providers.values()),
-            "maxCostUsd": None if any(c is None for c in known) else round(sum(known), 6),
-            "providers": providers}
-
-
-# --------------------------------------------------------------------------- run directories
-
-
-def write_status(run_dir: Path, /, **fields: Any) -> dict[str, Any]:
-    """Merge ``fields`` into ``status.json`` (written whole, atomically) and return it."""
-    path = run_dir / STATUS_FILE
-    try:
-        status = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        status = {}
-    status.update(fields)
-    status["updated_at"] = now_iso()
-    write_json_atomic(path, status)
-    return status
-
-
-def read_cells_log(run_dir: Path) -> dict[str, dict[str, Any]]:
-    """The last line of every cell in ``cells.jsonl`` (a torn last line is ignored)."""
-    out: dict[str, dict[str, Any]] = {}
-    path = run_dir / CELLS_FILE
-    if not path.exists():
-        return out
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        out[entry["key"]] = entry
-    return out
-
-
-def load_run_manifest(run_dir: Path) -> tuple[Manifest, dict[str, Any]]:
-    """The manifest a run was started with, and the rest of its ``manifest.json``."""
-    path = run_dir / MANIFEST_FILE
-    try:
-        saved = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ManifestError(str(path), ["no such file (not a fleet run directory)"]) from None
-    except ValueError as exc:
-        raise ManifestError(str(path), [f"not JSON: {exc}"]) from None
-    manifest = parse_manifest(saved["manifest"], source=saved.get("source", str(path)), root=Path(saved["root"]))
-    return manifest, saved
-
-
-# --------------------------------------------------------------------------- running
 
 
 @dataclass
@@ -543,7 +241,7 @@ class FleetExecution:
         finally:
             log.close()
         lines, _ = read_results(log_path)
-        _write_suite_outputs(directory, lines, self.manifest.save_responses)
+        write_suite_outputs(directory, lines, self.manifest.save_responses)
         tests = cell_tests(cell, self.run_dir)
         errors = sum(1 for t in tests if t["error"])
         if outcome.interrupted:
@@ -766,53 +464,3 @@ class FleetExecution:
         except Exception as exc:  # noqa: BLE001 - the runs are stored; said in the results
             return f"batch {self.run_id}: {type(exc).__name__}: {exc}"
         return None
-
-
-_RESPONSE_KEYS = sorted(("test_id", "category", "target", "repeat", "status", "score", "response", "assertions",
-                         "error", "duration_ms", "run_id"))
-
-
-def _response_text(cell: dict[str, Any]) -> str:
-    """A response file: one key per line, in key order, each value on its line (the C encoder
-    writes each value; an indented dump would go through the pure-Python one)."""
-    return "{\n" + ",\n".join(f'  "{k}": ' + json.dumps(cell.get(k), sort_keys=True, ensure_ascii=False)
-                               for k in _RESPONSE_KEYS) + "\n}\n"
-
-
-def _write_dataset_responses(directory: Path, cells: list[dict[str, Any]]) -> None:
-    """``responses/<test id>.r<repeat>.json`` of each cell. Written in place: the cell is
-    recorded done only after this, so a file cut short by a crash is written again on resume."""
-    out = directory / "responses"
-    out.mkdir(exist_ok=True)
-    base = str(out) + os.sep
-    for cell in cells:
-        with open(f"{base}{safe_name(str(cell['test_id']))}.r{cell['repeat']}.json", "w", encoding="utf-8") as f:
-            f.write(_response_text(cell))
-
-
-_SUITE_COLUMNS = ("scenario", "suite", "tier", "iteration", "status", "is_successful", "score", "duration_ms",
-                  "tokens_in", "tokens_out", "cost_usd", "failure_class", "agent", "model", "run_id")
-
-
-def _write_suite_outputs(directory: Path, lines: list[dict[str, Any]], save_responses: bool) -> None:
-    import csv
-
-    latest: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for line in lines:
-        latest[(line["scenario"], line["tier_asked"], line["iteration"])] = line
-    runs = [latest[k] for k in sorted(latest, key=lambda k: (k[0], k[1], k[2]))]
-    write_json_atomic(directory / "results.json", {"runs": [{k: r.get(k) for k in _SUITE_COLUMNS} for r in runs]})
-    tmp = directory / ".results.csv.tmp"
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(_SUITE_COLUMNS)
-        for r in runs:
-            writer.writerow(["" if r.get(k) is None else r.get(k) for k in _SUITE_COLUMNS])
-    os.replace(tmp, directory / "results.csv")
-    if save_responses:
-        out = directory / "responses"
-        out.mkdir(exist_ok=True)
-        for r in runs:
-            name = f"{safe_name(r['scenario'])}.{safe_name(r['tier_asked'])}.i{r['iteration']}.json"
-            write_json_atomic(out / name, {k: r.get(k) for k in ("scenario", "tier", "iteration", "status", "score",
-                                                                  "response", "evaluations", "run_id")})

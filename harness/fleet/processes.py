@@ -58,11 +58,11 @@ def clone(url: str, cache_dir: Path | None = None) -> Path:
 
 
 def spawn_detached(run_dir: Path, extra_env: dict[str, str] | None = None) -> int:
-    """Start ``python -m harness.fleet.detached RUN_DIR`` in its own session (it outlives the
+    """Start ``python -m harness.cli.fleet_detached RUN_DIR`` in its own session (it outlives the
     caller and ignores the caller's terminal), its output in ``RUN_DIR/fleet.log``; its pid."""
     log = open(run_dir / "fleet.log", "ab")
     try:
-        process = subprocess.Popen([sys.executable, "-m", "harness.fleet.detached", str(run_dir)],
+        process = subprocess.Popen([sys.executable, "-m", "harness.cli.fleet_detached", str(run_dir)],
                                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                    start_new_session=True, env={**os.environ, **(extra_env or {})},
                                    cwd=os.getcwd())
