@@ -312,11 +312,11 @@ def test_a_run_without_a_plan_starts_before_the_plan_is_whole(tmp_path, mock, mo
         order.append(f"planned {cells[0].repo.repo_id}" if cells else "planned none")
         return cells
 
-    def on_event(kind, data):
-        if kind == "cell-start":
-            order.append(f"cell-start {data['cell'].key}")
-        elif kind == "start":
-            order.append(f"start {data['todo']}/{data['total']}")
+    def on_event(event):
+        if event.kind == "start":
+            order.append(f"cell-start {event.cell.key}")
+        elif event.kind == "plan":
+            order.append(f"start {event.total - event.done}/{event.total}")
 
     monkeypatch.setattr(execute.FleetPlanner, "step", step)
     results, run_dir = run_fleet(tmp_path, doc, on_event=on_event, parallel_cells=1)
@@ -369,9 +369,9 @@ def test_the_next_cell_is_opened_off_the_event_loop_while_the_one_before_sends(t
         order.append(f"open {cell.key}")
         return real(self, cell)
 
-    def on_event(kind, data):
-        if kind == "cell-done":
-            order.append(f"done {data['result'].cell.key}")
+    def on_event(event):
+        if event.kind == "done":
+            order.append(f"done {event.result.cell.key}")
 
     monkeypatch.setattr(execute.FleetExecution, "_open_dataset_cell", opening)
     results, _ = run_fleet(tmp_path, manifest_doc(server.base_url), on_event=on_event, parallel_cells=1)
@@ -388,8 +388,8 @@ def test_a_cell_opened_ahead_of_a_stop_is_completed_by_resume(tmp_path, mock):
     make_repos(tmp_path, names=("a", "b"))
     control = BatchControl()
 
-    def on_event(kind, data):
-        if kind == "cell-done":
+    def on_event(event):
+        if event.kind == "done":
             control.interrupt()  # the second cell is sending, the third opened ahead
 
     results, run_dir = run_fleet(tmp_path, manifest_doc(server.base_url), on_event=on_event, control=control,

@@ -585,9 +585,9 @@ def test_an_interrupt_stops_sending_and_keeps_what_was_measured(stub):
     control = StressControl()
     seen = []
 
-    def on_event(kind, data):
-        if kind == "step":
-            seen.append(data["index"])
+    def on_event(event):
+        if event.kind == "done":
+            seen.append(event.result["index"])
             if len(seen) == 2:
                 control.interrupt()
 

@@ -151,16 +151,17 @@ class _Progress(LiveOnStderr):
         self.started = time.monotonic()
         self.lock = threading.Lock()
 
-    def on_event(self, kind: str, data: dict[str, Any]) -> None:
+    def __call__(self, event: Any) -> None:
         with self.lock:
-            if kind == "start":
-                self.cells_done = data["total"] - data["todo"]
-            elif kind == "test":
+            kind = event.kind
+            if kind == "plan":
+                self.cells_done = event.done
+            elif kind == "sample":
                 self.tests += 1
-            elif kind == "cell-start":
-                self.running[data["cell"].key] = time.monotonic()
-            elif kind == "cell-done":
-                result = data["result"]
+            elif kind == "start":
+                self.running[event.key] = time.monotonic()
+            elif kind == "done":
+                result = event.result
                 self.running.pop(result.cell.key, None)
                 if result.state != "interrupted":
                     self.cells_done += 1
@@ -289,7 +290,7 @@ def _foreground(run_dir: Path, client: Any, output_format: str, plan: Any = None
 
     try:
         with handle_sigint(control, on_first=first), progress:
-            results = execute_run_dir(run_dir, client=client, control=control, on_event=progress.on_event, plan=plan)
+            results = execute_run_dir(run_dir, client=client, control=control, on_event=progress, plan=plan)
     finally:
         if client is not None:
             client.close()

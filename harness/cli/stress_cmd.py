@@ -150,7 +150,7 @@ def run(target: str, profile: str, base_url: str | None, concurrency: int, max_c
 
     client = open_store(worker_url, db_path)
     display = StressDisplay(test, quiet=as_json)
-    test.on_event = display.event
+    test.on_event = display
 
     def first() -> None:
         display.note(f"stopping: no new request; waiting for {test.in_flight} in flight "
@@ -162,11 +162,8 @@ def run(target: str, profile: str, base_url: str | None, concurrency: int, max_c
     import asyncio
 
     with client, handle_sigint(control, on_first=first, on_second=second):
-        display.begin()
-        try:
+        with display:
             result = asyncio.run(test.run())
-        finally:
-            display.end()
         record = result.record
         try:
             outcome = client.post_stress(record)

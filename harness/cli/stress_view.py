@@ -219,7 +219,8 @@ class StressDisplay:
         self.latencies: list[float] = []
 
     # events from the test (on the event loop's thread)
-    def event(self, kind: str, data: dict[str, Any]) -> None:
+    def __call__(self, event: Any) -> None:
+        kind, data = event.kind, event.result
         if kind == "sample":
             if data["step"] != self.step_index:
                 return  # a request of an earlier step, finishing late
@@ -228,11 +229,11 @@ class StressDisplay:
                 self.latencies.append(data["latencyMs"])
             else:
                 self.failed += 1
-        elif kind == "step_start":
-            self.step_index = data["index"]
+        elif kind == "start":
+            self.step_index = event.cell["index"]
             self.answered = self.failed = 0
             self.latencies = []
-        elif kind == "step":
+        elif kind == "done":
             self.done.append(data)
             if self.console is not None and self.live is None:
                 self.console.print(self._step_line(data), highlight=False, markup=False)
@@ -265,6 +266,13 @@ class StressDisplay:
         if self.live is not None:
             self.live.stop()
             self.live = None
+
+    def __enter__(self) -> "StressDisplay":
+        self.begin()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.end()
 
     def _step_line(self, step: dict[str, Any]) -> str:
         lat = step.get("latencyMs") or {}

@@ -21,7 +21,7 @@ import datetime as _dt
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from typing import Any
 from harness.fleet.execute import (DEFAULT_CONCURRENCY, DEFAULT_PARALLEL_CELLS, MANIFEST_FILE, RESULTS_FILE,
                                    STATUS_FILE, TERMINAL_STATES, FleetExecution, FleetPlan, FleetPlanner,
                                    load_run_manifest, now_iso, plan_fleet, write_json_atomic, write_status)
+from harness.events import OnEvent
 from harness.fleet.manifest import Manifest, ManifestError, load_manifest, run_id_for
 from harness.gc_tuning import fewer_collections
 
@@ -144,7 +145,7 @@ def create_run(manifest: Manifest, *, output: str | os.PathLike[str] | None = No
 
 
 def execute_run_dir(run_dir: Path, *, client: Any = None, control: Any = None,
-                    on_event: Callable[[str, dict[str, Any]], None] | None = None,
+                    on_event: OnEvent | None = None,
                     plan: FleetPlan | None = None) -> dict[str, Any]:
     """Run (or complete) the fleet of ``run_dir`` in this process; its results."""
     manifest, saved = load_run_manifest(run_dir)
@@ -181,7 +182,7 @@ def open_run_client(run_dir: Path) -> Any:
 
 
 def run(manifest: Manifest | str | os.PathLike[str], *, output: str | os.PathLike[str] | None = None,
-        client: Any = None, control: Any = None, on_event: Callable[[str, dict[str, Any]], None] | None = None,
+        client: Any = None, control: Any = None, on_event: OnEvent | None = None,
         concurrency: int = DEFAULT_CONCURRENCY, parallel_cells: int = DEFAULT_PARALLEL_CELLS,
         base_url: str | None = None) -> dict[str, Any]:
     """Run a fleet in this process and return its results (``fleet-results.json``). Runs are
@@ -209,7 +210,7 @@ def start(manifest: Manifest | str | os.PathLike[str], *, output: str | os.PathL
 
 
 def resume(run_id: str | os.PathLike[str], *, base_dir: str | os.PathLike[str] | None = None, client: Any = None,
-           control: Any = None, on_event: Callable[[str, dict[str, Any]], None] | None = None,
+           control: Any = None, on_event: OnEvent | None = None,
            detach: bool = False) -> dict[str, Any] | FleetHandle:
     """Complete run ``run_id``: completed cells are skipped, the others finish from what their
     results.jsonl holds. In this process (its results), or detached (a handle)."""

@@ -19,15 +19,16 @@ from __future__ import annotations
 
 import collections
 import json
+import logging
 import os
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness._util.clock import now_iso
 from harness._util.files import write_json_atomic
+from harness.events import Event, OnEvent
 from harness.fleet.cells import CELL_RESULTS, FleetCell, cell_tests
 from harness.fleet.manifest import DEFAULT_TIMEOUT_S, agent_for, suites_dir_for
 from harness.fleet.planning import FleetPlan, FleetPlanner, credential_notes, estimate, plan_fleet
@@ -35,6 +36,8 @@ from harness.fleet.run_files import (CELLS_FILE, MANIFEST_FILE, RESULTS_FILE, ST
                                      load_run_manifest, read_cells_log, write_status, write_suite_outputs)
 # Called through this module's name, which benchmarks/fleet_overhead.py wraps to time it.
 from harness.fleet.run_files import write_dataset_responses as _write_dataset_responses
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # asyncio is imported by a running fleet only: a plan or a check needs none
     import asyncio
@@ -66,7 +69,7 @@ class FleetExecution:
     def __init__(self, run_dir: Path, plan: FleetPlan, run_id: str, *, client: Any = None,
                  control: Any = None, concurrency: int = DEFAULT_CONCURRENCY,
                  parallel_cells: int = DEFAULT_PARALLEL_CELLS,
-                 on_event: Callable[[str, dict[str, Any]], None] | None = None,
+                 on_event: OnEvent | None = None,
                  planner: FleetPlanner | None = None) -> None:
         """``plan``: every cell, or, with ``planner``, ``planner.plan`` as planned so far: the
         run then plans the remaining repositories while the first cells run, and its
@@ -93,9 +96,12 @@ class FleetExecution:
         self.started = time.monotonic()
 
     # -- events and status --------------------------------------------------------------------
-    def _event(self, kind: str, **data: Any) -> None:
+    def _event(self, event: Event) -> None:
         if self.on_event is not None:
-            self.on_event(kind, data)
+            try:
+                self.on_event(event)
+            except Exception:  # noqa: BLE001 - a display's bug never stops the fleet
+                log.exception("fleet: the %s event handler failed", event.kind)
 
     def _status(self, force: bool = False, **fields: Any) -> None:
         now = time.monotonic()
@@ -104,10 +110,19 @@ class FleetExecution:
         self._last_status = now
         write_status(self.run_dir, cells_done=self.cells_done, tests_done=self.tests_done, **fields)
 
-    def _test_done(self, _line: dict[str, Any]) -> None:
+    def _test_done(self, cell: FleetCell, line: dict[str, Any]) -> None:
         self.tests_done += 1
-        self._event("test", line=_line)
+        self._event(Event("sample", key=cell.key, cell=cell, result=line))
         self._status()
+
+    def _watch(self, cell: FleetCell) -> OnEvent:
+        """The watcher of the engine that runs ``cell``: each of its finished cells is a test."""
+
+        def on_event(event: Event) -> None:
+            if event.kind == "done":
+                self._test_done(cell, event.result)
+
+        return on_event
 
     def _metadata(self, cell: FleetCell) -> dict[str, Any]:
         meta: dict[str, Any] = {"fleet": {"runId": self.run_id, "fleetId": self.manifest.fleet_id,
@@ -146,7 +161,7 @@ class FleetExecution:
 
         directory = self.run_dir / cell.relative_dir
         run, opening = await opened if opened is not None else self._open_dataset_cell(cell)
-        sent = await send(run, on_cell=self._test_done, engine=engine, control=self.control, opening=opening)
+        sent = await send(run, on_cell=lambda line: self._test_done(cell, line), engine=engine, control=self.control, opening=opening)
         save, client = self.manifest.save_responses, self.client
 
         def keep() -> Any:
@@ -234,7 +249,7 @@ class FleetExecution:
                 line["evaluations"] = [{"name": e.evaluator_name, "score": e.score, "status": e.status,
                                         "details": e.details} for e in record.evaluations]
             log.append(line)
-            self._test_done(line)
+            self._test_done(cell, line)
 
         try:
             outcome = run_plan(plan, replace(options, sandbox=kind), self.client, progress)
@@ -256,7 +271,7 @@ class FleetExecution:
         """Run ``cell`` (``opened``: a future of its :meth:`_open_dataset_cell`, when opened ahead)."""
         import asyncio
 
-        self._event("cell-start", cell=cell)
+        self._event(Event("start", key=cell.key, cell=cell))
         if cell.problem:
             return CellResult(cell, "failed", cell.problem)
         try:
@@ -302,7 +317,7 @@ class FleetExecution:
         def started() -> None:
             self._status(True, state="running", pid=os.getpid(), cells_total=len(self.plan.cells),
                          tests_total=self.plan.planned_tests)
-            self._event("start", todo=todo, total=len(self.plan.cells))
+            self._event(Event("plan", total=len(self.plan.cells), done=len(self.plan.cells) - todo))
 
         add(self.plan.cells)
         planning: asyncio.Future[None] | None = None
@@ -390,7 +405,7 @@ class FleetExecution:
         if posting is not None and (problem := await posting):
             results.setdefault("store_errors", []).append(problem)
         self._status(True, state=state, stopped_reason=reason, completed_at=results.get("completed_at"))
-        self._event("finish", state=state, reason=reason, results=results)
+        self._event(Event("end", result={"state": state, "reason": reason, "results": results}))
         return results
 
     @staticmethod
@@ -425,7 +440,7 @@ class FleetExecution:
                 self._append_entry(entry)
             self.done_log[result.cell.key] = entry
             self.cells_done += 1
-        self._event("cell-done", result=result)
+        self._event(Event("done", key=result.cell.key, cell=result.cell, result=result))
         self._status()  # at most once a second; the fleet's end writes the final one
         self._stop_if_failed(result, engine)
 

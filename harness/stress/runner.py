@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness._util.clock import now_iso
+from harness.events import Event, OnEvent, ignore
 from harness.providers import ChatRequest, Message, Provider, ProviderError, get_provider
 from harness.providers.failures import UNREACHABLE
 from harness.providers.failures import error_class as failure_class
@@ -120,21 +121,22 @@ class StressTest:
     """One load test. Build with :func:`prepare` (which checks everything that can be checked
     before a request is sent), then ``await test.run()`` or :func:`run_stress`.
 
-    ``on_event(kind, data)`` is told, on the event loop's thread: ``start`` (the plan),
-    ``step_start`` (a :class:`StepPlan` as a dict), ``sample`` (each request's sample), ``step``
-    (a step's figures, once its last request has finished) and ``done`` (status, stop reason).
-    An error in it is logged and never stops the test.
+    ``on_event`` is told (:class:`harness.events.Event`), on the event loop's thread: ``plan``
+    (``total`` steps; ``result``: the steps as dicts), ``start`` of a step (``cell``: its
+    :class:`StepPlan` as a dict), ``sample`` (each request's sample), ``done`` of a step (its
+    figures, once its last request has finished) and ``end`` (status, stop reason). An error in
+    it is logged and never stops the test.
     """
 
     def __init__(self, opts: StressOptions, provider: Provider, plan: list[StepPlan], *,
                  requested_provider: str | None = None,
-                 on_event: Callable[[str, dict[str, Any]], None] | None = None,
+                 on_event: OnEvent | None = None,
                  control: StressControl | None = None) -> None:
         self.opts = opts
         self.provider = provider
         self.plan = plan
         self.requested_provider = requested_provider or provider.name
-        self.on_event = on_event or (lambda kind, data: None)
+        self.on_event = on_event or ignore
         self.control = control or StressControl()
         self.samples: list[dict[str, Any]] = []
         self.steps: list[_StepState] = []
@@ -150,11 +152,11 @@ class StressTest:
 
         self._price = price_for(self.provider.name, self.opts.model)
 
-    def _emit(self, kind: str, data: dict[str, Any]) -> None:
+    def _emit(self, event: Event) -> None:
         try:
-            self.on_event(kind, data)
+            self.on_event(event)
         except Exception:  # noqa: BLE001 - a display's bug never costs the measurements
-            log.exception("stress test: the %s event handler failed", kind)
+            log.exception("stress test: the %s event handler failed", event.kind)
 
     # -- cost ------------------------------------------------------------------------------------
     def _request_cost(self, state: _StepState) -> float | None:
@@ -236,7 +238,7 @@ class StressTest:
         state.last_end = end
         state.samples.append(sample)
         self.samples.append(sample)
-        self._emit("sample", sample)
+        self._emit(Event("sample", key=state.plan.label, result=sample))
         self._maybe_finish(state)
         self._wake()
 
@@ -371,7 +373,7 @@ class StressTest:
         elif plan.requests is not None and state.sent < plan.requests:
             summary["partial"] = True
         state.summary = summary
-        self._emit("step", summary)
+        self._emit(Event("done", key=plan.label, result=summary))
 
     async def run(self) -> StressResult:
         """Run the plan on the running event loop; always returns what was measured."""
@@ -381,14 +383,14 @@ class StressTest:
         started_at = now_iso("seconds")
         await self.provider.aprepare()
         self._t0 = time.monotonic()
-        self._emit("start", {"plan": [dataclasses.asdict(p) for p in self.plan]})
+        self._emit(Event("plan", total=len(self.plan), done=0, result=[dataclasses.asdict(p) for p in self.plan]))
         try:
             for plan in self.plan:
                 if self._stopping():
                     break
                 state = _StepState(plan=plan, started=time.monotonic())
                 self.steps.append(state)
-                self._emit("step_start", dataclasses.asdict(plan))
+                self._emit(Event("start", key=plan.label, cell=dataclasses.asdict(plan)))
                 await self._dispatch(state)
                 self._maybe_finish(state)
                 if plan.drained or self._stopping():
@@ -417,7 +419,7 @@ class StressTest:
             self.status = "interrupted"
             self.stop_reason = "stopped on request" + (", requests in flight cancelled" if self.control.aborted else "")
         record = self._record(started_at)
-        self._emit("done", {"status": self.status, "stopReason": self.stop_reason})
+        self._emit(Event("end", result={"status": self.status, "stopReason": self.stop_reason}))
         return StressResult(record=record, samples=list(self.samples), stop_reason=self.stop_reason)
 
     async def _drain(self) -> None:
@@ -438,7 +440,7 @@ class StressTest:
                              requested_provider=self.requested_provider)
 
 
-def prepare(opts: StressOptions, *, on_event: Callable[[str, dict[str, Any]], None] | None = None,
+def prepare(opts: StressOptions, *, on_event: OnEvent | None = None,
             control: StressControl | None = None, api_key: str | None = None,
             provider: Provider | None = None) -> StressTest:
     """Check everything that can be checked before a request is sent and build the test:
