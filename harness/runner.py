@@ -50,6 +50,7 @@ from typing import Any, Protocol
 from harness import __version__ as HARNESS_VERSION
 from harness.agents import agent_identity, create_agent, is_agent, model_api, unknown_agent
 from harness.agents.base import AgentContext, AgentResult, Budgets, SandboxNeeds
+from harness.events import Event, OnEvent
 from harness.evaluators.base import EvaluatorResult
 from harness.evaluators.llm_judge import JudgeChoice, ResolvedJudge, resolve_judge
 from harness.evaluators.pipeline import run_evaluators
@@ -59,7 +60,6 @@ from harness import leftovers
 from harness.leftovers import owned
 from harness.grading import GradingSession
 from harness.plan import (
-    Cell,
     Group,
     Plan,
     PlanError,
@@ -188,18 +188,11 @@ class RunOptions:
     control: BatchControl | None = None  # interrupt/abort from outside (Ctrl-C); one is made if None
 
 
-@dataclass
-class RunEvent:
-    """Progress of one run, for displays."""
-
-    run_id: str
-    iteration: int
-    stage: str  # workspace, agent, validation, heuristic_checks, ..., stored
-    record: RunRecord | None = None
-    cell: Cell | None = None  # the plan's cell this run is
-
-
-ProgressCallback = Callable[[RunEvent], None]
+#: What a plan tells its watcher (:class:`harness.events.Event`): for each run, a ``stage``
+#: event as it reaches each stage (workspace, agent, validation, heuristic_checks, ...,
+#: storing), then ``done`` with the stored record; ``key`` is the run id, ``cell`` the plan's
+#: cell, ``iteration`` its iteration.
+ProgressCallback = OnEvent
 
 
 @dataclass
@@ -581,7 +574,7 @@ def execute_run(scenario: Scenario, prompt: TierPrompt, options: RunOptions, bat
 
     def stage(name: str) -> None:
         if progress:
-            progress(RunEvent(run_id, iteration, name, cell=cell))
+            progress(Event("stage", key=run_id, cell=cell, stage=name, iteration=iteration))
 
     record.metadata["sandbox"] = _sandbox_metadata(setup, {"kind": setup.sandbox})
     record.metadata["judge"] = setup.judge.identity
@@ -635,7 +628,7 @@ def execute_run(scenario: Scenario, prompt: TierPrompt, options: RunOptions, bat
             outcome.post_outcome, outcome.post_error = poster.post_run(record)
             outcome.storage_ms = (time.monotonic() - posting) * 1000.0
         if progress:
-            progress(RunEvent(run_id, iteration, "done", record, cell=cell))
+            progress(Event("done", key=run_id, cell=cell, stage="done", result=record, iteration=iteration))
     return outcome
 
 

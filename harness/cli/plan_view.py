@@ -73,12 +73,12 @@ class PlanProgress:
             self.overall = self.progress.add_task(self.headline(), total=self.total)
         return self
 
-    def update(self, event: Any) -> None:
+    def __call__(self, event: Any) -> None:
         label = cell_label(event.cell) if event.cell is not None else f"run {event.iteration + 1}"
-        key = event.run_id
-        if event.stage == "done":
+        key = event.key
+        if event.kind == "done":
             self.done += 1
-            rec = event.record
+            rec = event.result
             self.passed += 1 if rec.is_successful else 0
             score = "-" if rec.total_score is None else f"{rec.total_score:.2f}"
             status = rec.status + (f"/{rec.failure_class}" if rec.failure_class else "")

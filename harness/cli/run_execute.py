@@ -134,7 +134,7 @@ def execute_plan(plan: Any, options: Any, worker_url: str | None, db_path: str |
 
         with handle_sigint(control, first_interrupt, second_interrupt), \
                 PlanProgress(err_console, cells, enabled=not as_json) as progress:
-            outcome = run_plan(plan, options, client, progress=progress.update)
+            outcome = run_plan(plan, options, client, progress=progress)
         stored_batch = None
         if outcome.batch_post in ("stored", "duplicate"):
             try:

@@ -227,10 +227,10 @@ class FleetExecution:
         kind = prepare_plan(plan, options, None)
         log = ResultsLog(log_path, keep)
 
-        def progress(event: Any) -> None:
-            if event.stage != "done" or event.record is None:
+        def progress(event: Event) -> None:
+            if event.kind != "done" or event.result is None:
                 return
-            record = event.record
+            record = event.result
             telemetry = record.telemetry
             line = {"scenario": record.scenario, "suite": record.suite, "tier": record.tier,
                     "tier_asked": profile.tier, "iteration": event.iteration, "run_id": record.run_id,

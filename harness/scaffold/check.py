@@ -205,10 +205,10 @@ class _Collector:
             self.on_verdict(verdict)
 
     def run_done(self, event: Any) -> None:
-        if event.stage != "done" or event.record is None:
+        if event.kind != "done" or event.result is None:
             return
         with self.lock:
-            record = event.record
+            record = event.result
             self.records[(record.agent, event.iteration)] = record
             got = self.records
             ready: list[Verdict] = []
