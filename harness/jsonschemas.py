@@ -14,6 +14,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
+from harness.jsonschema_fast import is_json_number
+
 if TYPE_CHECKING:  # jsonschema is imported when a document is first checked by it (a long import)
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import ValidationError
@@ -41,14 +43,19 @@ def load_schema(name: str) -> dict[str, Any]:
 
 @lru_cache(maxsize=None)
 def _validator(name: str) -> "Draft202012Validator":
-    from jsonschema import Draft202012Validator
+    from jsonschema import Draft202012Validator, validators
     from referencing import Registry, Resource
 
     registry: Registry = Registry()
     for other in _SCHEMA_FILES:
         schema = load_schema(other)
         registry = registry.with_resource(schema["$id"], Resource.from_contents(schema))
-    return Draft202012Validator(load_schema(name), registry=registry)
+    # JSON has no NaN and no infinity: a number field refuses them (harness/jsonschema_fast.py).
+    types = Draft202012Validator.TYPE_CHECKER
+    checker = types.redefine("number", lambda _, value: types.is_type(value, "number")
+                             and (type(value) is not float or is_json_number(value)))
+    validator = validators.extend(Draft202012Validator, type_checker=checker)
+    return validator(load_schema(name), registry=registry)
 
 
 def field_path(parts: Iterable[Any]) -> str:

@@ -15,6 +15,7 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
+from harness.datasets import checked_cache, checks, readers
 from harness.datasets import format as fmt
 from harness.datasets.format import (
     Assertion,
@@ -617,12 +618,12 @@ def test_the_fast_path_never_accepts_a_case_the_schema_refuses():
     candidates += _random_mutants(base, list(base), odd_values, rng, count=2000, changes=3)
     vouched = 0
     for case in candidates:
-        if fmt._plain_case(case):
+        if checks._plain_case(case):
             vouched += 1
             assert validate("dataset", {"name": "t", "test_cases": [case]}) == [], case
     assert vouched > 100  # the fast path is taken for ordinary cases
-    assert fmt._plain_case(base)
-    assert set(fmt._VALUE_RULES) == set(kinds)
+    assert checks._plain_case(base)
+    assert set(checks._VALUE_RULES) == set(kinds)
 
 
 def test_the_fast_path_never_accepts_a_document_the_schema_refuses():
@@ -647,14 +648,14 @@ def test_the_fast_path_never_accepts_a_document_the_schema_refuses():
                                   changes=2)
     vouched = 0
     for document in candidates:
-        if fmt._plain_top(document):
+        if checks._plain_top(document):
             vouched += 1
             assert validate("dataset", document) == [], document
-        assert fmt._schema_issues(document) == validate("dataset", document), document
-    assert vouched > 50 and fmt._plain_top(base)
+        assert checks._schema_issues(document) == validate("dataset", document), document
+    assert vouched > 50 and checks._plain_top(base)
     schema = load_schema("dataset")
-    assert set(fmt._TOP_RULES) | {"test_cases"} == set(schema["properties"])
-    assert set(fmt._DEFAULTS_RULES) == set(schema["$defs"]["defaults"]["properties"])
+    assert set(checks._TOP_RULES) | {"test_cases"} == set(schema["properties"])
+    assert set(checks._DEFAULTS_RULES) == set(schema["$defs"]["defaults"]["properties"])
 
 def test_ten_thousand_cases_load(tmp_path):
     cases = [{"id": f"case-{i}-{{{{lang}}}}", "category": "bulk", "prompt": "Write {{ lang }} code number " + str(i),
@@ -676,7 +677,8 @@ def test_importing_the_package_does_not_import_grading_reports_or_runs():
     code = ("import sys, harness.datasets; "
             "print(sorted(m for m in sys.modules if m.startswith('harness.datasets.')))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['harness.datasets.format', 'harness.datasets.quick_yaml']"
+    assert out.strip() == ("['harness.datasets.checked_cache', 'harness.datasets.checks', 'harness.datasets.format', "
+                           "'harness.datasets.model', 'harness.datasets.quick_yaml', 'harness.datasets.readers']")
 
 
 def test_yaml_and_json_write_the_same_document():
@@ -704,8 +706,8 @@ def test_a_checked_file_is_not_parsed_or_schema_checked_again(tmp_path, monkeypa
     entries = list((fmt.CheckedCache.default().directory).glob("*.json"))
     assert len(entries) == 1
     calls = []
-    monkeypatch.setattr(fmt, "_read_yaml", lambda *a: calls.append("yaml"))
-    monkeypatch.setattr(fmt, "_schema_issues", lambda *a: calls.append("schema") or [])
+    monkeypatch.setattr(readers, "_read_yaml", lambda *a: calls.append("yaml"))
+    monkeypatch.setattr(checks, "_schema_issues", lambda *a: calls.append("schema") or [])
     again = fmt.load_file(path)
     assert calls == [] and again.digest == first.digest and [c.id for c in again.cases] == ["c0", "c1", "c2"]
     # The same bytes under another name are the same document.
@@ -783,38 +785,44 @@ def test_a_document_checked_by_other_code_is_checked_again_and_a_broken_cache_is
     fmt.load_file(path)
     (entry,) = fmt.CheckedCache.default().directory.glob("*.json")
     # An entry says the document passed the checks of the code that kept it: the checks'
-    # source is part of its name, so a change to them means the file is checked afresh.
+    # version is part of its name, so a new version of them means the file is checked afresh.
     doc = json.loads(entry.read_text())
     doc["document"]["test_cases"][1]["id"] = "c0"
     entry.write_text(json.dumps(doc))
     assert [c.id for c in fmt.load_file(path).cases] == ["c0", "c0", "c2"]  # this code kept it
-    monkeypatch.setattr(fmt, "_cache_salt", lambda: "checked-by-other-code")
+    monkeypatch.setattr(checked_cache, "_cache_salt", lambda: "checked-by-other-code")
     assert [c.id for c in fmt.load_file(path).cases] == ["c0", "c1", "c2"]
     assert len(list(fmt.CheckedCache.default().directory.glob("*.json"))) == 2
     monkeypatch.undo()
     monkeypatch.setenv("ZE_BENCHMARKS_CACHE_DIR", str(tmp_path / "cache"))
     entry.write_text("{not json")
     assert [c.id for c in fmt.load_file(path).cases] == ["c0", "c1", "c2"]
-    code = tmp_path / "checks.py"
-    monkeypatch.setattr(fmt, "_check_sources", lambda: [code])
-    salts = []
-    for text in ("def check(): pass", "def check(): return 1"):
-        code.write_text(text)
-        fmt._cache_salt.cache_clear()
-        salts.append(fmt._cache_salt())
-    fmt._cache_salt.cache_clear()
-    assert salts[0] != salts[1]
 
 
-def test_without_the_source_of_the_checks_nothing_is_cached(tmp_path, monkeypatch, own_cache):
-    monkeypatch.setattr(fmt, "_check_sources", lambda: [tmp_path / "gone.py"])
-    fmt._cache_salt.cache_clear()
-    try:
-        assert fmt.CheckedCache.default() is None
-        assert len(fmt.load_file(_cached_dataset(tmp_path)).cases) == 3
-        assert not (tmp_path / "cache").exists()
-    finally:
-        fmt._cache_salt.cache_clear()
+def test_an_entry_is_named_by_the_cache_version_and_one_of_another_version_is_not_read(
+        tmp_path, monkeypatch, own_cache):
+    # What an entry vouches for is versioned by CACHE_VERSION (bumped by hand when the readers
+    # or the checks change), not by the checks' source: moving code leaves the entries valid.
+    path = _cached_dataset(tmp_path)
+    data = path.read_bytes()
+    assert checked_cache._cache_salt().startswith(f"checked-v{checked_cache.CACHE_VERSION}:")
+    assert fmt.CACHE_VERSION == checked_cache.CACHE_VERSION
+    key = fmt.CheckedCache.key_of(path, data)
+    monkeypatch.setattr(checked_cache, "CACHE_VERSION", checked_cache.CACHE_VERSION + 1)
+    assert fmt.CheckedCache.key_of(path, data) != key
+    monkeypatch.undo()
+    monkeypatch.setenv("ZE_BENCHMARKS_CACHE_DIR", str(tmp_path / "cache"))
+    assert fmt.CheckedCache.key_of(path, data) == key
+    fmt.load_file(path)
+    (entry,) = fmt.CheckedCache.default().directory.glob("*.json")
+    assert entry.name == f"{key}.json"
+    doc = json.loads(entry.read_text())
+    doc["document"]["test_cases"][1]["id"] = "c0"
+    entry.write_text(json.dumps(doc))
+    assert [c.id for c in fmt.load_file(path).cases] == ["c0", "c0", "c2"]  # this version kept it
+    monkeypatch.setattr(checked_cache, "CACHE_VERSION", checked_cache.CACHE_VERSION + 1)
+    assert [c.id for c in fmt.load_file(path).cases] == ["c0", "c1", "c2"]  # another version: checked afresh
+    assert len(list(entry.parent.glob("*.json"))) == 2
 
 
 def test_the_cache_can_be_turned_off(tmp_path, monkeypatch, own_cache):
@@ -880,28 +888,28 @@ def test_the_plain_yaml_construction_builds_what_the_loader_builds():
     builds exactly what the loader builds or leaves the document to it."""
     plain = unusual = 0
     for name, text in _yaml_corpus():
-        loader = fmt._YamlLoader(text)
+        loader = readers._YamlLoader(text)
         try:
             node = loader.get_single_node()
             if node is None:
                 continue
             try:
-                built = fmt._construct_plain(loader, node)
-            except fmt._Unusual:
+                built = readers._construct_plain(loader, node)
+            except readers._Unusual:
                 unusual += 1
                 continue
-            expected = fmt._YamlLoader(text).get_single_data()
+            expected = readers._YamlLoader(text).get_single_data()
         finally:
             loader.dispose()
         assert _same(built, expected), name
         plain += 1
     assert plain > 20 and unusual >= 8  # both ways are taken
     # an unusual document still reads as the loader reads it (or fails as it does)
-    assert fmt._read_yaml(Path("x.yaml"), "base: &b {x: 1}\nmerged:\n  <<: *b\n  z: 3\n") == {
+    assert readers._read_yaml(Path("x.yaml"), "base: &b {x: 1}\nmerged:\n  <<: *b\n  z: 3\n") == {
         "base": {"x": 1}, "merged": {"x": 1, "z": 3}}
-    assert fmt._read_yaml(Path("x.yaml"), "a: !!set {x, y}\n") == {"a": {"x", "y"}}
+    assert readers._read_yaml(Path("x.yaml"), "a: !!set {x, y}\n") == {"a": {"x", "y"}}
     with pytest.raises(DatasetError, match="x.yaml"):
-        fmt._read_yaml(Path("x.yaml"), "? [1, 2]\n: v\n")
+        readers._read_yaml(Path("x.yaml"), "? [1, 2]\n: v\n")
 
 
 def test_the_remembered_tags_are_the_resolvers_tags():
@@ -910,7 +918,7 @@ def test_the_remembered_tags_are_the_resolvers_tags():
     values = ["", " ", "~", "null", "Null", "NULL", "yes", "No", "on", "OFF", "y", "true", "False", "0", "-1",
               "+5", "0x1F", "0o17", "017", "1_000", "1:30", "1.5", ".inf", "-.Inf", ".NaN", "1e3", "6.8e+5",
               "2024-05-01", "2001-12-14t21:59:43.10-05:00", "=", "<<", "text", "-", "a" * 100, "é", "1.10"]
-    loader = fmt._YamlLoader("a: 1")
+    loader = readers._YamlLoader("a: 1")
     try:
         for _ in range(2):
             for value in values:
@@ -920,4 +928,4 @@ def test_the_remembered_tags_are_the_resolvers_tags():
                             loader, kind, value, implicit), (kind, value, implicit)
     finally:
         loader.dispose()
-    assert fmt._YamlLoader.resolve is not yaml.resolver.BaseResolver.resolve
+    assert readers._YamlLoader.resolve is not yaml.resolver.BaseResolver.resolve

@@ -14,10 +14,10 @@ import pytest
 import yaml
 
 from harness.datasets import format as dataset_format
-from harness.datasets import quick_yaml
+from harness.datasets import quick_yaml, readers
 from harness.datasets.quick_yaml import QuickReader
 
-LOADER = dataset_format._YamlLoader
+LOADER = readers._YamlLoader
 QUICK = QuickReader(LOADER.yaml_implicit_resolvers)
 
 # Plain scalars, many of them read differently by YAML 1.1 and 1.2.
@@ -186,6 +186,6 @@ def test_a_dataset_file_reads_the_same_with_and_without_the_quick_reader(tmp_pat
                     "    threshold: 0.5\n    assert:\n      - type: max-words\n        value: 3\n", "utf-8")
     monkeypatch.setenv("ZE_BENCHMARKS_DATASET_CACHE", "0")
     quick = dataset_format.load_file(path)
-    monkeypatch.setattr(dataset_format._QUICK, "enabled", False)
+    monkeypatch.setattr(readers._QUICK, "enabled", False)
     plain = dataset_format.load_file(path)
     assert quick == plain and quick.version == "1.10"  # a number's spelling kept, as the loader keeps it

@@ -15,23 +15,28 @@ profile of that name is a dataset profile whose dataset has that name (manifests
 original tool list scenarios that way). The manifest, each repository and each profile may
 carry a free-form ``metadata`` mapping, as the original format allows; it is kept with the
 normalised manifest and does not change what runs.
+
+The schema checks (the fast path beside jsonschema, the wording of unknown keys) are in
+:mod:`harness.fleet.manifest_checks`.
 """
 
 from __future__ import annotations
 
-import ast
-import difflib
 import hashlib
 import json
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
 import yaml
 
-from harness.jsonschemas import SchemaIssue, load_schema, validate_long_list
+# The schema checks (the fast path's rules re-exported for the tests that hold them to the schema).
+from harness.fleet.manifest_checks import _REPOSITORY_RULES as _REPOSITORY_RULES
+from harness.fleet.manifest_checks import _plain_repository as _plain_repository
+from harness.fleet.manifest_checks import _plain_top as _plain_top
+from harness.fleet.manifest_checks import _problem_lines
+from harness.fleet.manifest_checks import _schema_issues as _schema_issues
 from harness.providers.registry import Target, parse_target
 
 MANIFEST_VERSION = "1.0"
@@ -157,151 +162,6 @@ def read_document(path: str | os.PathLike[str]) -> Any:
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ManifestError(str(path), [f"{where}invalid YAML: {problem}"]) from None
-
-
-_REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-_REPOSITORY_RULES: dict[str, Any] = {
-    "repo_id": lambda v: type(v) is str and _REPO_ID.fullmatch(v) is not None,
-    "path": lambda v: type(v) is str and v != "",
-    "git_url": lambda v: type(v) is str and v != "",
-    "adapter": lambda v: v in ("native", "generic") and type(v) is str,
-    "scenarios": lambda v: type(v) is list and all(type(x) is str and x != "" for x in v),
-    "metadata": lambda v: type(v) is dict,
-}
-
-
-def _plain_repository(raw: Any) -> bool:
-    """True only when ``raw`` certainly satisfies the schema's repository (never laxer)."""
-    return (type(raw) is dict and "repo_id" in raw and ("path" in raw or "git_url" in raw)
-            and all(k in _REPOSITORY_RULES and _REPOSITORY_RULES[k](v) for k, v in raw.items()))
-
-
-def _is_text(v: Any) -> bool:
-    return type(v) is str and v != ""
-
-
-def _is_count(v: Any, low: int = 1, high: int | None = None) -> bool:
-    return type(v) is int and v >= low and (high is None or v <= high)
-
-
-def _is_number(v: Any) -> bool:
-    return type(v) in (int, float) and v == v and v not in (float("inf"), float("-inf"))
-
-
-_PROVIDER = re.compile(r"[^:\s]+:\S.*")
-_SETTINGS_RULES: dict[str, Any] = {
-    "temperature": lambda v: _is_number(v) and 0 <= v <= 2,
-    "max_tokens": _is_count,
-    "top_p": lambda v: _is_number(v) and 0 < v <= 1,
-    "stop": lambda v: _is_text(v) or (type(v) is list and len(v) <= 4 and all(_is_text(x) for x in v)),
-}
-_PROFILE_RULES: dict[str, Any] = {
-    "dataset": _is_text, "suite": _is_text, "tier": _is_text, "description": lambda v: type(v) is str,
-    "scenarios": lambda v: type(v) is list and all(_is_text(x) for x in v),
-    "iterations": _is_count, "num_examples": _is_count,
-    "concurrency": lambda v: _is_count(v, 1, 1024),
-    "request_delay_ms": lambda v: _is_number(v) and v >= 0,
-    "settings": lambda v: _plain_object(v, _SETTINGS_RULES),
-    "metadata": lambda v: type(v) is dict,
-}
-_OUTPUT_RULES: dict[str, Any] = {
-    "base_dir": _is_text,
-    "formats": lambda v: (type(v) is list and len(set(v) if all(type(x) is str for x in v) else ()) == len(v)
-                          and all(x in ("json", "yaml", "csv", "html") for x in v)),
-    "save_responses": lambda v: type(v) is bool, "generate_reports": lambda v: type(v) is bool,
-}
-_GLOBAL_RULES: dict[str, Any] = {
-    "continue_on_failure": lambda v: type(v) is bool, "random_seed": lambda v: type(v) is int,
-    "test_timeout_seconds": lambda v: _is_number(v) and v > 0,
-    "max_retries": lambda v: _is_count(v, 0, 20), "custom": lambda v: type(v) is dict,
-    "judge": lambda v: type(v) is str and bool(v),
-}
-
-
-def _plain_object(raw: Any, rules: dict[str, Any]) -> bool:
-    return type(raw) is dict and all(k in rules and rules[k](v) for k, v in raw.items())
-
-
-def _plain_provider(raw: Any) -> bool:
-    if type(raw) is str:
-        return _PROVIDER.fullmatch(raw) is not None
-    return (type(raw) is dict and "provider" in raw and set(raw) <= {"provider", "base_url"}
-            and type(raw["provider"]) is str and _PROVIDER.fullmatch(raw["provider"]) is not None
-            and ("base_url" not in raw or _is_text(raw["base_url"])))
-
-
-_TOP_RULES: dict[str, Any] = {
-    "fleet_id": lambda v: type(v) is str and _REPO_ID.fullmatch(v) is not None,
-    "version": lambda v: v in ("1.0", "1") if type(v) is str else type(v) in (int, float) and v == 1,
-    "description": lambda v: type(v) is str,
-    "metadata": lambda v: type(v) is dict,
-    "repositories": lambda v: type(v) is list and len(v) > 0,  # each item is checked on its own
-    "providers": lambda v: type(v) is list and len(v) > 0 and all(_plain_provider(p) for p in v),
-    "scenario_profiles": lambda v: type(v) is dict and all(
-        type(k) is str and _REPO_ID.fullmatch(k) is not None and _plain_object(p, _PROFILE_RULES)
-        and not ("dataset" in p and "suite" in p) for k, p in v.items()),
-    "output": lambda v: _plain_object(v, _OUTPUT_RULES),
-    "global_settings": lambda v: _plain_object(v, _GLOBAL_RULES),
-}
-
-
-def _plain_top(document: dict[str, Any]) -> bool:
-    """True only when ``document`` (its repositories aside) certainly satisfies the schema
-    (never laxer): then jsonschema, a long import, is not needed at all."""
-    return "fleet_id" in document and "providers" in document and _plain_object(document, _TOP_RULES)
-
-
-def _schema_issues(document: Any) -> list[Any]:
-    """``validate("fleet", document)``, with the plainly valid repositories left out of it: a
-    manifest of a thousand repositories is checked by jsonschema in a fraction of the time, and
-    a plainly valid manifest is not handed to jsonschema at all."""
-    return validate_long_list("fleet", document, "repositories", _plain_repository, _plain_top)
-
-
-_UNKNOWN_KEYS = re.compile(r"unknown key\(s\) are not allowed \((.*) (?:was|were) unexpected\)", re.S)
-
-
-def _known_keys(document: Any, where: str) -> tuple[str, ...]:
-    """The keys the schema names for the object at ``where`` (a field path of ``document``)."""
-    schema = load_schema("fleet")
-    defs = schema["$defs"]
-    profiles = document.get("scenario_profiles") if isinstance(document, dict) else None
-    profiles = profiles if isinstance(profiles, dict) else {}
-    if where == "":
-        props = schema["properties"]
-    elif re.fullmatch(r"repositories\[\d+\]", where):
-        props = defs["repository"]["properties"]
-    elif where in ("output", "global_settings"):
-        props = defs["output" if where == "output" else "globalSettings"]["properties"]
-    elif where.startswith("scenario_profiles.") and where[len("scenario_profiles."):] in profiles:
-        props = defs["profile"]["properties"]
-    elif (where.startswith("scenario_profiles.") and where.endswith(".settings")
-          and where[len("scenario_profiles."):-len(".settings")] in profiles):
-        props = defs["settings"]["properties"]
-    else:
-        return ()
-    return tuple(props)
-
-
-def _problem_lines(issue: SchemaIssue, document: Any) -> list[str]:
-    """One problem line per schema issue, and one per unknown key naming it (with the key it
-    looks like a misspelling of)."""
-    where = issue.field or "(top level)"
-    unknown = _UNKNOWN_KEYS.fullmatch(issue.message)
-    if unknown:
-        try:
-            names = ast.literal_eval(f"[{unknown.group(1)}]")
-        except (ValueError, SyntaxError):
-            names = []
-        if names:
-            known = _known_keys(document, issue.field)
-            lines = []
-            for name in names:
-                close = difflib.get_close_matches(str(name), known, n=1, cutoff=0.6)
-                tip = f" (did you mean {close[0]!r}?)" if close else (f" (allowed: {', '.join(known)})" if known else "")
-                lines.append(f"{where}: unknown key {name!r}{tip}")
-            return lines
-    return [f"{where}: {issue.message}"]
 
 
 def load_manifest(path: str | os.PathLike[str], *, base_url: str | None = None, judge: str | None = None) -> Manifest:
