@@ -8,7 +8,7 @@ The store is filled the way a user fills it, by ``bench`` commands run as subpro
 
 - two batches of ``bench run py-bugs pagination-off-by-one`` with the ``oracle`` and ``echo``
   agents (the second one also runs the ``openai`` agent against the loopback mock model server
-  of benchmarks/mock_llm.py, so one run has a transcript);
+  of harness.testing.mock_model, so one run has a transcript);
 - a ``bench dataset`` run of a small dataset against two models of the mock;
 - a ``bench fleet`` run of a manifest of 2 repositories x 2 providers against the mock;
 - a ``bench stress`` run against the mock.
@@ -41,11 +41,9 @@ from typing import Any
 import httpx
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+from harness.testing.mock_model import MockConfig, ThreadedMock
 
-from benchmarks.mock_llm import MockConfig, ThreadedMock  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 BIN = Path(sys.executable).parent
 BENCH = str(BIN / "bench")
@@ -153,7 +151,7 @@ def run_bench(root: Path, *args: str, cwd: Path | None = None, timeout: float = 
 
 
 def start_mock(delay_ms: float = 5) -> ThreadedMock:
-    """The loopback mock model server (benchmarks/mock_llm.py) answering :data:`ANSWERS`."""
+    """The loopback mock model server (harness.testing.mock_model) answering :data:`ANSWERS`."""
     return ThreadedMock(MockConfig(delay_ms=delay_ms, answers=dict(ANSWERS), model=MOCK_MODEL))
 
 

@@ -18,7 +18,6 @@ import json
 import os
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import textwrap
@@ -27,13 +26,14 @@ from pathlib import Path
 
 import pytest
 
-from fake_results import MemoryResults
 from harness.evaluators.llm_judge import JudgeChoice
 from harness.sandbox import Limits, SandboxClosed, SandboxSpec, SandboxUnavailable, open_sandbox, resolve_mode
 from harness.sandbox import container
 from harness.sandbox.images import ImageError, build_image, context_hash
 from harness.scenarios import ScenarioError, load_scenario, resolve_prompt
+from harness.testing.results import MemoryResults
 from scenario_builders import make_scenario
+from support.containers import static_busybox
 
 pytestmark = pytest.mark.integration
 
@@ -41,27 +41,9 @@ BASH = "#!/bin/sh\nexec /bin/sh \"$@\"\n"
 ONLYHERE = "#!/bin/sh\n# a program only the scenario's image has\ngrep -qx right \"$1\"\n"
 
 
-def _static_busybox() -> str | None:
-    """A statically linked busybox (one with no ELF interpreter), or None."""
-    found = shutil.which("busybox")
-    if found is None:
-        return None
-    with open(found, "rb") as fh:
-        head = fh.read(64)
-        if head[:4] != b"\x7fELF" or head[4] != 2:
-            return None
-        phoff, = struct.unpack_from("<Q", head, 0x20)
-        phentsize, phnum = struct.unpack_from("<HH", head, 0x36)
-        for i in range(phnum):
-            fh.seek(phoff + i * phentsize)
-            if struct.unpack("<I", fh.read(4))[0] == 3:  # PT_INTERP: dynamically linked
-                return None
-    return found
-
-
 def _podman_problem() -> str | None:
     problem = container.probe("podman")
-    if problem is None and _static_busybox() is None:
+    if problem is None and static_busybox() is None:
         problem = "no statically linked busybox to build the test image from (apt-get install busybox-static)"
     return problem
 
@@ -81,7 +63,7 @@ def busybox_context(folder: Path, extra: dict[str, str] | None = None, note: str
     """A build context: a static busybox, a /bin/bash that execs sh, and ``extra`` files
     (path in the image -> text, made executable)."""
     folder.mkdir(parents=True, exist_ok=True)
-    shutil.copy(_static_busybox(), folder / "busybox")
+    shutil.copy(static_busybox(), folder / "busybox")
     (folder / "bash").write_text(BASH)
     os.chmod(folder / "bash", 0o755)
     lines = ["FROM scratch", "COPY busybox /bin/busybox", 'RUN ["/bin/busybox", "--install", "-s", "/bin"]',
@@ -227,8 +209,7 @@ def test_item1_a_closed_sandbox_refuses_commands_and_leaves_no_container(tiny, t
 
 
 KILLED_HARNESS = """\
-import os, signal, sys
-sys.path.insert(0, {root!r})
+import os, signal
 from harness.sandbox import SandboxSpec, open_sandbox
 box = open_sandbox({workspace!r}, SandboxSpec(kind="podman"))
 box.run("true")
@@ -240,7 +221,7 @@ os.kill(os.getpid(), signal.SIGKILL)
 def test_item1_the_sweep_removes_the_containers_of_a_killed_harness(podman, tmp_path):
     from harness.leftovers import sweep
 
-    script = KILLED_HARNESS.format(root=str(Path(__file__).resolve().parent.parent), workspace=str(tmp_path))
+    script = KILLED_HARNESS.format(workspace=str(tmp_path))
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert done.returncode == -signal.SIGKILL, done.stderr
     name = done.stdout.strip()
@@ -415,7 +396,7 @@ def test_item1_a_context_lists_host_files_to_copy_in_and_a_missing_one_is_named(
     context.mkdir()
     (context / "Containerfile").write_text(
         f"# {os.urandom(6).hex()}\nFROM scratch\nCOPY tool /bin/busybox\nRUN [\"/bin/busybox\", \"true\"]\n")
-    (context / HOST_FILES).write_text(f"# a static busybox of this machine\n{_static_busybox()} tool\n")
+    (context / HOST_FILES).write_text(f"# a static busybox of this machine\n{static_busybox()} tool\n")
     image = build_image(context, podman)
     try:
         assert image.built and not (context / "tool").exists()  # copied into a temporary context only

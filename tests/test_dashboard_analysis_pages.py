@@ -22,8 +22,8 @@ from urllib.parse import parse_qs, urlparse
 import httpx
 import pytest
 
-from benchmarks.mock_llm import MockConfig, MockServer
 from dashboard_fixture import Dashboard, goto, run_bench, start_worker
+from harness.testing.mock_model import MockConfig, MockServer
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

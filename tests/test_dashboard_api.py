@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 
-from test_worker_core import api, local, run_body, uid  # noqa: F401 - fixtures and helpers shared with the core's tests
+from support.worker import api, local, run_body, uid  # noqa: F401 - fixtures and helpers shared with the core's tests
 from worker import dashboard_api
 
 

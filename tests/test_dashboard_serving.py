@@ -16,7 +16,7 @@ import pytest
 from worker import dashboard
 from worker.messages import Request
 
-from test_worker_core import api, run_body  # noqa: F401 - fixtures and helpers shared with the core's tests
+from support.worker import api, run_body  # noqa: F401 - fixtures and helpers shared with the core's tests
 
 REPO = Path(__file__).resolve().parents[1]
 

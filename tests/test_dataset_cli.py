@@ -1,5 +1,5 @@
 """``bench dataset`` and ``bench datasets`` through click (CliRunner), against the mock model
-server of benchmarks/mock_llm.py: the dry run, --json, --junit, --fail-under, the exit statuses
+server of harness.testing.mock_model: the dry run, --json, --junit, --fail-under, the exit statuses
 of bad input, the built-in list, and stopping a run (a control object, and a real SIGINT)."""
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from harness.cli.bench import main
 from harness.control import BatchControl
 from harness.datasets.format import builtin_datasets
 from harness.datasets.run import cell_key, execute, prepare, read_results
-from test_dataset_run import ANSWERS, BENCH, EXPECTED, env, lines_of, mock_server, options, resume_options, targets_of
-from test_dataset_run import write_dataset
+from support.datasets import ANSWERS, BENCH, EXPECTED, env, lines_of, mock_server, options, resume_options, targets_of
+from support.datasets import write_dataset
 
-__all__ = ["env", "mock_server"]  # fixtures shared with test_dataset_run
+__all__ = ["env", "mock_server"]  # fixtures of support.datasets
 
 
 def bench(*args):

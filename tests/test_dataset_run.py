@@ -1,6 +1,6 @@
 """The dataset runner (harness.datasets.run): planning (filters, limit, shards, repeats, the
 errors found before anything is sent), running against the mock model server of
-benchmarks/mock_llm.py with scripted right and wrong answers, results.jsonl and the exports,
+harness.testing.mock_model with scripted right and wrong answers, results.jsonl and the exports,
 resuming after a torn line and after a real SIGKILL, --retry-errors, the results-store batch,
 streaming and the llm-rubric judge's absence. No assertion is about speed.
 """
@@ -13,7 +13,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -32,73 +31,21 @@ from harness.datasets.run import (
     store,
 )
 from harness.providers.registry import parse_target
-from scenario_builders import use_local_store
-from test_engine import KEY_VARS, stop_mock
+from support.datasets import (  # noqa: F401 - env (autouse) and mock_server are fixtures
+    ANSWERS,
+    BENCH,
+    CASES,
+    EXPECTED,
+    env,
+    lines_of,
+    mock_server,
+    options,
+    resume_options,
+    targets_of,
+    write_dataset,
+)
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from benchmarks.mock_llm import MockConfig, ThreadedMock  # noqa: E402
-
-BENCH = os.path.join(os.path.dirname(sys.executable), "bench")
-
-#: The mock's scripted answers: the right answer of some prompts.
-ANSWERS = {
-    "What is 2+2?": "The answer is 4.",
-    "What is the capital of France?": "Paris, of course.",
-}
-
-CASES = [
-    {"id": "add", "category": "math", "prompt": "What is 2+2?", "assert": [{"type": "contains", "value": "4"}]},
-    {"id": "capital", "category": "geo", "prompt": "What is the capital of {{country}}?",
-     "variables": {"country": "France"}, "assert": [{"type": "regex", "value": "(?i)\\bparis\\b"}]},
-    {"id": "color", "category": "misc", "prompt": "Name a color.", "assert": [{"type": "contains", "value": "blue"}]},
-    {"id": "count", "category": "math", "prompt": "Count to three.",
-     "assert": [{"type": "regex", "value": "^1, 2, 3$"}]},
-    {"id": "free", "category": "misc", "prompt": "Say anything."},
-]
-EXPECTED = {"add": "passed", "capital": "passed", "color": "failed", "count": "failed", "free": "ungraded"}
 CSV_HEAD = ["test_id", "category", "status", "duration_ms", "tokens", "cost", "model", "error"]
-
-
-@pytest.fixture(autouse=True)
-def env(tmp_path, monkeypatch):
-    """No provider key nor judge from the environment; the results store under tmp_path."""
-    for name in [*KEY_VARS, "ZE_BENCHMARKS_JUDGE_MODEL"]:
-        monkeypatch.delenv(name, raising=False)
-    use_local_store(monkeypatch, tmp_path)
-    return tmp_path
-
-
-@pytest.fixture
-def mock_server():
-    started: list[ThreadedMock] = []
-
-    def start(**config) -> ThreadedMock:
-        config.setdefault("delay_ms", 5)
-        mock = ThreadedMock(MockConfig(**config))
-        started.append(mock)
-        return mock
-
-    yield start
-    for mock in started:
-        stop_mock(mock)
-
-
-def write_dataset(path: Path, cases: list[dict] | None = None, name: str = "tiny", **top) -> Path:
-    path.write_text(json.dumps({"name": name, "version": "1", **top, "test_cases": cases or CASES}),
-                    encoding="utf-8")
-    return path
-
-
-def targets_of(mock: ThreadedMock, *models: str):
-    return [parse_target(f"openai-compatible:{m}", base_url=mock.base_url) for m in models or ("m",)]
-
-
-def options(dataset: Path, out: Path, targets, **kw) -> DatasetRunOptions:
-    kw.setdefault("concurrency", 4)
-    return DatasetRunOptions(dataset=str(dataset), targets=list(targets), output_dir=out, **kw)
 
 
 def run_now(opts: DatasetRunOptions, **kw):
@@ -106,13 +53,6 @@ def run_now(opts: DatasetRunOptions, **kw):
     return asyncio.run(asyncio.wait_for(execute(run, **kw), 120))
 
 
-def lines_of(out: Path) -> list[dict]:
-    cells, _ = read_results(out / "results.jsonl")
-    return cells
-
-
-def resume_options(out: Path, **kw) -> DatasetRunOptions:
-    return DatasetRunOptions(output_dir=out, resume=True, **kw)
 
 
 # -- preparing ----------------------------------------------------------------------------------------

@@ -16,7 +16,6 @@ import respx
 from harness.engine import AIMDLimit, Engine, EngineOptions, Job, Outcome
 from harness.providers import ChatRequest, ChatResponse, Message, ProviderError, RetryPolicy, Usage
 from harness.providers.registry import (
-    REGISTRY,
     Target,
     build_provider,
     key_for,
@@ -26,9 +25,7 @@ from harness.providers.registry import (
 )
 
 from harness.testing.mock_model import MockConfig, ThreadedMock
-
-KEY_VARS = sorted({e.env_var for e in REGISTRY.values() if e.env_var}
-                  | {e.base_url_env for e in REGISTRY.values() if e.base_url_env})
+from support.providers import KEY_VARS
 
 
 @pytest.fixture(autouse=True)

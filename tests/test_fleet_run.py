@@ -1,4 +1,4 @@
-"""Running fleets against the loopback mock model server (benchmarks/mock_llm.py): the artifact
+"""Running fleets against the loopback mock model server (harness.testing.mock_model): the artifact
 tree and its CSV headers, the metrics, the executive report, the effect of every manifest
 field, failure handling, resume after SIGKILL, the start/status/wait API, and a mixed fleet
 with a dataset profile and a scenario-suite profile."""
@@ -20,67 +20,14 @@ import pytest
 import yaml
 
 from harness import fleet
-from harness.fleet.manifest import parse_manifest
 from harness.fleet.metrics import SUMMARY_METRICS
 from scenario_builders import git_repository, make_scenario
-from test_dataset_run import env, mock_server
+from support.datasets import env, mock_server
+from support.fleets import dataset, make_repos, manifest_doc, mock, run_fleet
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from benchmarks.mock_llm import ThreadedMock  # noqa: E402
-
-__all__ = ["env", "mock_server"]  # fixtures shared with test_dataset_run
+__all__ = ["env", "mock_server", "mock"]  # fixtures of support.datasets and support.fleets
 
 BENCH = os.path.join(os.path.dirname(sys.executable), "bench")
-
-ANSWERS = {"Question 1?": "=1", "Question 2?": "=2", "Question 3?": "=3"}
-
-
-def dataset(n: int = 4, name: str = "qa", extra: list | None = None) -> dict:
-    cases = [{"id": f"q{i}", "category": "odd" if i % 2 else "even", "prompt": f"Question {i}?",
-              "assert": [{"type": "contains", "value": f"={i}"}]} for i in range(n)]
-    return {"name": name, "test_cases": cases + (extra or [])}
-
-
-@pytest.fixture
-def mock(mock_server):
-    """``mock(**config)``: the loopback mock of test_dataset_run, answering ANSWERS by default."""
-    def start(**config) -> ThreadedMock:
-        config.setdefault("answers", ANSWERS)
-        return mock_server(**config)
-
-    return start
-
-
-def make_repos(root: Path, names=("a", "b"), data: dict | None = None) -> None:
-    for name in names:
-        (root / name / "datasets").mkdir(parents=True, exist_ok=True)
-        (root / name / "datasets" / "qa.yaml").write_text(yaml.safe_dump(data or dataset()))
-
-
-def manifest_doc(url: str, **extra) -> dict:
-    doc = {"fleet_id": "t", "description": "test fleet",
-           "repositories": [{"repo_id": "a", "path": "a", "metadata": {"team": "x"}},
-                            {"repo_id": "b", "path": "b", "adapter": "generic"}],
-           "providers": [{"provider": "openai-compatible:m1", "base_url": url},
-                         {"provider": "openai-compatible:m2", "base_url": url}],
-           "scenario_profiles": {"qa": {"dataset": "qa", "concurrency": 2}},
-           "output": {"base_dir": "out", "formats": ["json", "yaml", "csv", "html"]},
-           "global_settings": {"custom": {"ticket": "T-1"}}}
-    for key, value in extra.items():
-        if isinstance(value, dict) and isinstance(doc.get(key), dict):
-            doc[key] = {**doc[key], **value}
-        else:
-            doc[key] = value
-    return doc
-
-
-def run_fleet(root: Path, doc: dict, client=None, **options) -> tuple[dict, Path]:
-    manifest = parse_manifest(doc, root=root)
-    results = fleet.run(manifest, client=client, **options)
-    return results, manifest.base_dir / results["run_id"]
 
 
 def lines_of(path: Path) -> list[dict]:

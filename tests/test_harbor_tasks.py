@@ -27,7 +27,7 @@ from harness.sandbox.limits import MiB
 from harness.scenarios import ScenarioError, discover_suites, load_scenario, resolve_prompt
 from harness.tasks import locate_suite
 from harness.tasks.harbor import read_image
-from fake_results import MemoryResults
+from harness.testing.results import MemoryResults
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

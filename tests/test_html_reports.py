@@ -25,9 +25,9 @@ from harness.reports.fleet import render_executive_report
 from harness.results import open_client
 from harness.results.records import BatchRecord, RunRecord
 from scenario_builders import make_scenario, use_local_store
-from test_dataset_run import mock_server
-from test_fleet_run import make_repos, manifest_doc, mock, run_fleet
-from test_reports import NS, _check_svg, external_references, parse, svg_text, svgs
+from support.datasets import mock_server
+from support.fleets import make_repos, manifest_doc, mock, run_fleet
+from support.reports import NS, check_svg, external_references, parse, svg_text, svgs
 from worker.analysis.stats import wilson_interval, welch_t
 
 __all__ = ["mock", "mock_server"]  # fixtures of the fleet tests
@@ -92,7 +92,7 @@ def check_page(document: str) -> tuple[object, dict[str, ET.Element]]:
     ids = [attrs["id"] for _, attrs in parsed.elements if attrs.get("id")]
     assert len(ids) == len(set(ids))
     for text in re.findall(r"<svg\b.*?</svg>", document, re.S):
-        _check_svg(text, ET.fromstring(text).findtext(f"{NS}title"))
+        check_svg(text, ET.fromstring(text).findtext(f"{NS}title"))
     return parsed, svgs(document)
 
 
@@ -199,16 +199,16 @@ def test_a_refused_comparison_says_why_and_draws_what_it_has():
 
 
 def test_the_delta_chart_draws_both_signs_intervals_and_missing_values():
-    root = _check_svg(S.delta_chart([("up", 0.25, 0.1, 0.4), ("down", -0.5, -0.9, 0.1), ("none", None, None, None)],
-                                    title="Deltas", value_format=lambda v: f"{v:.2f}", missing="not tested"),
-                      "Deltas")
+    root = check_svg(S.delta_chart([("up", 0.25, 0.1, 0.4), ("down", -0.5, -0.9, 0.1), ("none", None, None, None)],
+                                   title="Deltas", value_format=lambda v: f"{v:.2f}", missing="not tested"),
+                     "Deltas")
     texts = svg_text(root)
     assert "+0.25 (+0.10 to +0.40)" in texts and "−0.50 (−0.90 to +0.10)" in texts and "not tested" in texts
     assert {"A higher", "B higher", "interval"} <= set(texts)
     fills = {r.get("fill") for r in root.iter(f"{NS}rect") if (r.get("fill") or "").startswith("url(#")}
     assert len(fills) >= 3  # A higher, B higher and the hatched placeholder
     assert "none: not tested" in root.findtext(f"{NS}desc")
-    assert "No data" in svg_text(_check_svg(S.delta_chart([], title="Empty"), "Empty"))
+    assert "No data" in svg_text(check_svg(S.delta_chart([], title="Empty"), "Empty"))
 
 
 # --------------------------------------------------------------------------- unknowns and escaping

@@ -219,7 +219,7 @@ def test_mint_proves_a_specialist_for_an_installed_agent(lab, tmp_path):
     the snapshot's baseline-vs-specialist comparison is the specialist's doing."""
     import json5
 
-    from test_specialists import copy_shipped_templates
+    from support.specialists import copy_shipped_templates
 
     require_sandbox("bwrap")
     root, suites = lab

@@ -34,9 +34,10 @@ from harness.runner import RunOptions, run_batch
 from harness.scenarios import load_scenario, resolve_prompt
 from processes import interruptible
 from scenario_builders import make_scenario, use_local_store
-from test_dataset_run import env, mock_server
-from test_fleet_run import ANSWERS, dataset, make_repos, manifest_doc
-from test_worker_core import KEY, CoreApi, FakeD1, run_body, uid
+from support.datasets import env, mock_server
+from support.fleets import ANSWERS, dataset, make_repos, manifest_doc
+from support.worker import CoreApi, FakeD1, run_body, uid
+from workerd_fixture import KEY
 from worker.app import WorkerApp
 from worker.config import DEV_API_KEY, WorkerConfig
 from worker.d1_backend import D1Storage
@@ -46,7 +47,7 @@ from worker.migrate import apply_migrations
 from worker.progress import STALE_AFTER_MS
 from worker.sqlite_backend import SQLiteStorage
 
-__all__ = ["env", "mock_server"]  # fixtures shared with test_dataset_run
+__all__ = ["env", "mock_server"]  # fixtures of support.datasets
 
 BENCH = os.path.join(os.path.dirname(sys.executable), "bench")
 T0 = 1_760_000_000.0  # the worker's clock in the API tests (seconds)

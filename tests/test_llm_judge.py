@@ -210,7 +210,7 @@ llm_judge:
 
 @respx.mock
 def test_judged_run_stores_the_judge_score_and_its_tokens_apart_from_the_agent(tmp_path, monkeypatch):
-    from fake_results import MemoryResults
+    from harness.testing.results import MemoryResults
     from scenario_builders import make_scenario
 
     from harness.runner import RunOptions, run_batch

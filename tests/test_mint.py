@@ -15,87 +15,26 @@ from harness.mint.comparison import comparison_section
 from harness.mint.output import write_next_numbered
 from harness.mint.snapshot import (MintError, build_snapshot, mint_snapshot, split_runs, validate_snapshot,
                                    write_snapshot)
-from harness.results.client import ResultsClient
-from harness.results.records import BatchRecord, EvaluationRecord, RunRecord, Telemetry
+from harness.results.records import BatchRecord, RunRecord, Telemetry
 from harness.specialists import Specialist
+from harness.testing.results import MemoryResults
+from support.mint import BASE, SCENARIOS, SPEC
+from support.mint import paired_runs as _paired_runs
+from support.mint import run_record as _run
+from support.mint import specialist as _specialist
 from worker.analysis import stats as S
 from worker.analysis.compare import compare_runs
 
-TEMPLATE = {
-    "$schema": "../harness/schemas/template.schema.json",
-    "schema_version": "0.0.1",
-    "name": "@acme/py-fixer",
-    "version": "1.2.0",
-    "persona": {"purpose": "Fix Python bugs."},
-}
 
-
-def _specialist() -> Specialist:
-    return Specialist(name=TEMPLATE["name"], version=TEMPLATE["version"], template=dict(TEMPLATE),
-                      source=Path("templates/py-fixer.json5"))
-
-
-def _run(i: int, score: float | None, *, specialist: bool, scenario: str = "s1", iteration: int | None = None,
-         model: str = "m1", name: str = "@acme/py-fixer", version: str = "1.2.0", status: str = "completed",
-         failure_class: str | None = None) -> RunRecord:
-    return RunRecord(
-        run_id=f"run_{i:04d}_{'s' if specialist else 'b'}",
-        suite="py-bugs", scenario=scenario, tier="L1", agent="anthropic", model=model, batch_id="batch_x",
-        status=status, failure_class=failure_class, total_score=score, is_successful=bool(score and score >= 0.7),
-        specialist_enabled=specialist, specialist_name=name if specialist else None,
-        specialist_version=version if specialist else None,
-        started_at=f"2026-01-01T00:00:{i:02d}Z",
-        metadata={} if iteration is None else {"iteration": iteration},
-        evaluations=[EvaluationRecord("validation", score or 0.0), EvaluationRecord("llm_judge", 0.0, status="skipped")],
-        telemetry=Telemetry(tokens_in=100 + i, tokens_out=20, tool_calls=3, turns=2, duration_ms=1500.0, cost_usd=0.01),
-    )
-
-
-class MemoryClient(ResultsClient):
-    """The results contract over a dict, enough for mint."""
-
-    def __init__(self, runs: list[RunRecord]):
-        self.runs = {r.run_id: r for r in runs}
-
-    def post_run(self, run):
-        self.runs[run.run_id] = run
-        return "stored"
-
-    def post_batch(self, batch):
-        pass
-
-    def get_run(self, run_id):
-        return self.runs.get(run_id)
-
-    def get_transcript(self, run_id):
-        return None
-
-    def list_runs(self, limit=100, **filters):
-        return [r for r in self.runs.values() if r.batch_id == filters.get("batchId")][:limit]
-
-    def list_batches(self, limit=50):
-        return []
-
-    def get_batch(self, batch_id):
-        runs = [r for r in self.runs.values() if r.batch_id == batch_id]
-        if not runs:
-            return None
-        return BatchRecord(batch_id=batch_id, total_runs=len(runs), metadata={"note": "test"})
-
-    def stats(self):
-        return {}
-
-
-BASE = [0.3, 0.4, 0.35, 0.5]
-SPEC = [0.8, 0.9, 0.7, 0.95]
-SCENARIOS = ["s1", "s2", "s3", "s4"]
-
-
-def _paired_runs() -> list[RunRecord]:
-    """One baseline and one specialist run on each of four scenarios (no repeats)."""
-    runs = [_run(i, s, specialist=False, scenario=SCENARIOS[i], iteration=0) for i, s in enumerate(BASE)]
-    runs += [_run(10 + i, s, specialist=True, scenario=SCENARIOS[i], iteration=0) for i, s in enumerate(SPEC)]
-    return runs
+def _memory_results(runs: list[RunRecord]) -> MemoryResults:
+    """The runs and their batch (metadata ``{"note": "test"}``) in an in-memory results store."""
+    client = MemoryResults()
+    for batch_id in dict.fromkeys(r.batch_id for r in runs):
+        client.post_batch(BatchRecord(batch_id=batch_id, total_runs=sum(r.batch_id == batch_id for r in runs),
+                                      metadata={"note": "test"}))
+    for run in runs:
+        client.post_run(run)
+    return client
 
 
 def _comparison(runs: list[RunRecord]) -> dict:
@@ -291,7 +230,7 @@ def test_mint_refuses_a_batch_without_a_run_of_the_specialist(tmp_path):
     runs.append(_run(40, 0.9, specialist=True, name="@other/thing"))
     runs.append(_run(41, 0.9, specialist=True, version="0.9.0"))
     with pytest.raises(MintError) as err:
-        mint_snapshot(_specialist(), "batch_x", tmp_path, MemoryClient(runs))
+        mint_snapshot(_specialist(), "batch_x", tmp_path, _memory_results(runs))
     message = str(err.value)
     assert "has no run of specialist @acme/py-fixer@1.2.0" in message
     assert "baseline (no specialist): 4 runs" in message
@@ -300,7 +239,7 @@ def test_mint_refuses_a_batch_without_a_run_of_the_specialist(tmp_path):
 
 
 def test_mint_writes_numbered_snapshots_that_reload(tmp_path):
-    client = MemoryClient(_paired_runs())
+    client = _memory_results(_paired_runs())
     first = mint_snapshot(_specialist(), "batch_x", tmp_path, client)
     second = mint_snapshot(_specialist(), "batch_x", tmp_path, client)
     assert first.path == tmp_path / "py-fixer" / "1.2.0" / "snapshot-001.json5"
@@ -314,7 +253,7 @@ def test_mint_writes_numbered_snapshots_that_reload(tmp_path):
 
 def test_mint_of_unknown_batch_is_an_error(tmp_path):
     with pytest.raises(MintError, match="batch 'nope' not found"):
-        mint_snapshot(_specialist(), "nope", tmp_path, MemoryClient(_paired_runs()))
+        mint_snapshot(_specialist(), "nope", tmp_path, _memory_results(_paired_runs()))
     assert not any(tmp_path.iterdir())
 
 
@@ -358,23 +297,26 @@ def test_existing_snapshot_is_never_overwritten(tmp_path):
 
 
 def test_two_concurrent_mint_processes_get_001_and_002(tmp_path):
+    import os
     import subprocess
     import sys
 
     script = f"""
-import sys, time
+import time
 from pathlib import Path
-sys.path.insert(0, {str(Path(__file__).parent)!r})
-from test_mint import _specialist, _paired_runs
+from support.mint import specialist, paired_runs
 from harness.mint.snapshot import build_snapshot, write_snapshot
 from harness.results.records import BatchRecord
-snapshot, _ = build_snapshot(_specialist(), BatchRecord("batch_x"), _paired_runs())
+snapshot, _ = build_snapshot(specialist(), BatchRecord("batch_x"), paired_runs())
 go = Path({str(tmp_path / "go")!r})
 while not go.exists():
     time.sleep(0.001)
 print(write_snapshot(snapshot, Path({str(tmp_path / "out")!r}))[0])
 """
-    procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    tests = str(Path(__file__).parent)  # where the support package is
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [tests, os.environ.get("PYTHONPATH")]))}
+    procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=env)
+             for _ in range(2)]
     (tmp_path / "go").touch()
     ids = sorted(p.communicate(timeout=60)[0].strip() for p in procs)
     assert ids == ["001", "002"]

@@ -21,7 +21,7 @@ import pytest
 import respx
 from click.testing import CliRunner
 
-from test_specialists import copy_shipped_templates
+from support.specialists import copy_shipped_templates
 
 REPO = Path(__file__).resolve().parents[1]
 ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"

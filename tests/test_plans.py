@@ -358,8 +358,7 @@ def test_resume_after_sigkill_finishes_the_plan_with_no_duplicate(tmp_path):
 
 @pytest.mark.integration
 def test_three_shard_processes_against_one_worker_dev_store_every_cell_once(tmp_path):
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import results_drills
+    from benchmarks import results_drills
 
     suites = _suite(tmp_path)
     port = results_drills._free_port()

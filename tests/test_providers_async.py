@@ -16,7 +16,7 @@ import respx
 
 from harness.providers import ChatRequest, Message, ProviderError, ResponseCache, RetryPolicy, get_provider
 from http_stubs import serve
-from test_providers import ANTHROPIC_URL, OPENAI_URL, READ_TOOL, anthropic_body, openai_body, request
+from support.providers import ANTHROPIC_URL, OPENAI_URL, READ_TOOL, anthropic_body, openai_body, request
 
 
 class AsyncSleeps:

@@ -32,10 +32,10 @@ from harness.providers import ChatRequest, Message, ProviderError, get_provider
 from harness.providers.failures import ERROR_CLASSES, classify_transport, error_class, failed_url
 from harness.providers.registry import parse_target
 from harness.stress import StressOptions, run_stress
-from test_dataset_run import ANSWERS, CASES, env, lines_of, mock_server, write_dataset
-from test_stress import make_stub
+from support.datasets import ANSWERS, CASES, env, lines_of, mock_server, write_dataset
+from support.stub_model import make_stub
 
-__all__ = ["env", "mock_server"]  # fixtures shared with test_dataset_run
+__all__ = ["env", "mock_server"]  # fixtures of support.datasets
 
 TRANSPORTS = ["aiohttp", "httpx"]
 NOWHERE = "http://model.invalid/v1"  # never resolved (see the unresolvable fixture)

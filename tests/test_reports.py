@@ -8,99 +8,15 @@ from __future__ import annotations
 import copy
 import re
 import xml.etree.ElementTree as ET
-from html.parser import HTMLParser
 
 import pytest
 
 from harness.reports import html as H
 from harness.reports import svg as S
 from harness.reports.fleet import render_executive_report, repo_provider_totals
+from support.reports import NS, check_svg, external_references, parse, svg_text, svgs
 
-NS = "{http://www.w3.org/2000/svg}"
-VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
-URL_ATTRS = {"src", "href", "xlink:href", "action", "formaction", "poster", "data", "srcset", "background"}
 OPENAI, CLAUDE = "openai:gpt-4o-mini", "anthropic:claude-sonnet"
-
-
-class Parsed(HTMLParser):
-    """Tags, attributes, text and stylesheets of a document; ``errors`` lists misnested tags."""
-
-    def __init__(self, document: str):
-        super().__init__(convert_charrefs=True)
-        self.stack: list[str] = []
-        self.errors: list[str] = []
-        self.elements: list[tuple[str, dict[str, str | None]]] = []
-        self.text: list[str] = []
-        self.styles: list[str] = []
-        self.doctype: str | None = None
-        self.feed(document)
-        self.close()
-
-    def handle_decl(self, decl: str) -> None:
-        self.doctype = decl
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.elements.append((tag, dict(attrs)))
-        if tag != "wbr":  # a line-break opportunity inside a word, not a space
-            self.text.append(" ")
-        if tag not in VOID:
-            self.stack.append(tag)
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.elements.append((tag, dict(attrs)))
-        self.text.append(" ")
-
-    def handle_endtag(self, tag: str) -> None:
-        self.text.append(" ")
-        if self.stack and self.stack[-1] == tag:
-            self.stack.pop()
-        else:
-            self.errors.append(f"</{tag}> closes {self.stack[-1:] or 'nothing'}")
-
-    def handle_data(self, data: str) -> None:
-        (self.styles if self.stack and self.stack[-1] == "style" else self.text).append(data)
-
-    @property
-    def words(self) -> str:
-        return " ".join("".join(self.text).split())
-
-    def tags(self, name: str) -> list[dict[str, str | None]]:
-        return [attrs for tag, attrs in self.elements if tag == name]
-
-
-def parse(document: str) -> Parsed:
-    parsed = Parsed(document)
-    assert parsed.errors == [] and parsed.stack == [], (parsed.errors, parsed.stack)
-    return parsed
-
-
-def external_references(parsed: Parsed) -> list[str]:
-    """Everything that would make a browser fetch something: URL attributes that are not
-    fragments, url() that is not a fragment, @import and web fonts, in attributes and styles."""
-    found = []
-    for tag, attrs in parsed.elements:
-        for name, value in attrs.items():
-            value = value or ""
-            if name in URL_ATTRS and not value.startswith("#"):
-                found.append(f"<{tag} {name}={value}>")
-            found += re.findall(r"url\(\s*['\"]?\s*(?!#)[^)]*\)", value)
-    for css in parsed.styles + [a.get("style") or "" for _, a in parsed.elements]:
-        found += re.findall(r"url\(\s*['\"]?\s*(?!#)[^)]*\)|@import|@font-face", css)
-    return found
-
-
-def svgs(document: str) -> dict[str, ET.Element]:
-    """Each inline SVG parsed on its own as XML, by its title."""
-    charts = {}
-    for text in re.findall(r"<svg\b.*?</svg>", document, re.S):
-        root = ET.fromstring(text)
-        charts[root.findtext(f"{NS}title")] = root
-    return charts
-
-
-def svg_text(root: ET.Element) -> list[str]:
-    """The visible text of a chart: its <text> elements without their tooltip titles."""
-    return [(t.text or "").strip() for t in root.iter(f"{NS}text")]
 
 
 def _counts(total: int, succeeded: int, failed: int, timeout: int, skipped: int) -> dict:
@@ -244,22 +160,9 @@ def test_sections_and_stat_cards_escape_their_text():
 # --- svg --------------------------------------------------------------------------------
 
 
-def _check_svg(text: str, title: str) -> ET.Element:
-    root = ET.fromstring(text)
-    assert root.tag == f"{NS}svg" and root.get("role") == "img" and root.get("width") == "100%"
-    assert root.get("viewBox", "").startswith("0 0 ")
-    first = list(root)[:2]
-    assert [e.tag for e in first] == [f"{NS}title", f"{NS}desc"] and first[0].text == title
-    ids = {e.get("id") for e in root.iter() if e.get("id")}
-    assert set(root.get("aria-labelledby", "").split()) <= ids
-    assert first[1].text and len(first[1].text) > len(title)
-    assert "<script" not in text and "http" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "")
-    return root
-
-
 def test_a_bar_chart_writes_values_and_intervals_and_marks_unknown():
-    root = _check_svg(S.bar_chart([("a", 0.5, 0.4, 0.6), ("b", None, None, None), ("c", 0.0, None, None)],
-                                  title="Rates", max_value=1.0, value_format=lambda v: f"{v:.0%}"), "Rates")
+    root = check_svg(S.bar_chart([("a", 0.5, 0.4, 0.6), ("b", None, None, None), ("c", 0.0, None, None)],
+                                 title="Rates", max_value=1.0, value_format=lambda v: f"{v:.0%}"), "Rates")
     texts = svg_text(root)
     assert "50% (40%–60%)" in texts and "unknown" in texts and "0%" in texts
     assert any((r.get("fill") or "").startswith("url(#") for r in root.iter(f"{NS}rect"))
@@ -279,14 +182,14 @@ def test_long_labels_are_cut_with_the_full_label_in_a_title():
 
 def test_chart_text_is_escaped():
     text = S.bar_chart([("<script>&", 1, None, None)], title='Q&A "x" <y>')
-    root = _check_svg(text, 'Q&A "x" <y>')
+    root = check_svg(text, 'Q&A "x" <y>')
     assert "<script>&" in svg_text(root) and "<script>" not in text
 
 
 def test_a_stacked_chart_has_a_legend_of_distinct_patterns_and_writes_counts():
     series = [("succeeded", "green"), ("failed", "vermillion"), ("timeout", "orange"), ("skipped", "grey")]
     text = S.stacked_bar_chart([("p1", [50, 8, 1, 1]), ("p2", [0, 0, 0, 0])], title="Mix", series=series)
-    root = _check_svg(text, "Mix")
+    root = check_svg(text, "Mix")
     patterns = {p.get("id"): p for p in root.iter(f"{NS}pattern")}
     marks = [tuple(ET.tostring(child) for child in list(p)[1:]) for p in patterns.values()]
     assert len(patterns) >= 4 and len(set(marks)) == len(marks)  # each series has its own marks
@@ -297,15 +200,15 @@ def test_a_stacked_chart_has_a_legend_of_distinct_patterns_and_writes_counts():
 
 
 def test_a_heatmap_writes_every_value_and_a_dash_for_none():
-    root = _check_svg(S.heatmap(["r1", "r2"], ["c1", "c2"], [[0.25, None], [1.0, 0.0]], title="Grid",
-                                notes=[["1/4", None], ["3/3", "0/2"]]), "Grid")
+    root = check_svg(S.heatmap(["r1", "r2"], ["c1", "c2"], [[0.25, None], [1.0, 0.0]], title="Grid",
+                               notes=[["1/4", None], ["3/3", "0/2"]]), "Grid")
     texts = svg_text(root)
     assert {"25%", "100%", "0%", "—", "1/4", "3/3", "0/2"} <= set(texts)
     assert texts.count("—") == 1
 
 
 def test_a_percentile_chart_labels_its_values_and_marks_unknown_rows():
-    root = _check_svg(S.percentile_chart(
+    root = check_svg(S.percentile_chart(
         [("fast", {"min": 100, "p50": 700, "p95": 1400, "p99": 2000, "max": 2300}),
          ("partial", {"p50": 500, "p95": None}), ("none", {})], title="Latency"), "Latency")
     texts = svg_text(root)
@@ -320,7 +223,7 @@ def test_a_percentile_chart_labels_its_values_and_marks_unknown_rows():
     lambda: S.percentile_chart([], title="Empty"),
 ])
 def test_charts_without_items_are_still_valid(chart):
-    assert "No data" in svg_text(_check_svg(chart(), "Empty"))
+    assert "No data" in svg_text(check_svg(chart(), "Empty"))
 
 
 # --- the fleet executive report --------------------------------------------------------

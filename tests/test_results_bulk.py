@@ -1,7 +1,7 @@
 """POST /api/results/bulk and the clients that post through it.
 
 The route runs on every storage backend (SQLite, the fake D1 binding, workerd with local D1)
-through the fixtures of ``test_worker_core``; the client runs over the in-process transport,
+through the fixtures of ``support.worker``; the client runs over the in-process transport,
 wrapped where a test needs a worker that is down, older, failing or not a worker at all.
 """
 
@@ -18,17 +18,12 @@ import pytest
 from harness.results import NotAWorkerError, ResultsError, RunRecord, open_client
 from harness.results.transport import TransportResponse, TransportUnavailable
 from harness.results.worker_client import BULK_PATH
-import test_worker_core
-from test_results_client import make_run
-from test_worker_core import _local_api, run_body, uid
+from support.results import make_run
+from support.worker import api, local, local_api, run_body, uid  # noqa: F401 - api, local: fixtures
 from workerd_fixture import KEY
 from worker import store as worker_store
 from worker.config import MAX_BULK_RUNS
 from worker.storage import Statement, StorageError
-
-# The fixtures of the core's tests: every backend (``api``) and the two local ones (``local``).
-api = test_worker_core.api
-local = test_worker_core.local
 
 
 def bulk(api, runs: list[Any], **kw: Any):
@@ -254,7 +249,7 @@ def test_a_run_stored_by_another_writer_meanwhile_does_not_fail_the_others(local
 
 @pytest.mark.parametrize("kind", ["sqlite", "fake_d1"])
 def test_a_run_the_database_refuses_leaves_no_run_of_its_request(tmp_path, kind):
-    api = _local_api(kind, tmp_path)
+    api = local_api(kind, tmp_path)
     bad = uid()
     trigger = (f"CREATE TRIGGER refuse_one BEFORE INSERT ON telemetry WHEN NEW.run_id = '{bad}' "
                "BEGIN SELECT RAISE(ABORT, 'refused by the database'); END")
@@ -460,7 +455,7 @@ def test_not_a_worker_while_posting_one_by_one_keeps_every_run(client):
 
 
 def test_the_default_post_runs_posts_one_by_one_and_returns_refusals():
-    from fake_results import MemoryResults
+    from harness.testing.results import MemoryResults
 
     class Refusing(MemoryResults):
         def post_run(self, run):
@@ -514,9 +509,9 @@ class OnlyPostRun:
 
 def test_storing_a_dataset_run_with_a_client_without_post_runs_stores_every_record(tmp_path, monkeypatch):
     from harness.datasets.run import execute, prepare, store
-    from test_dataset_run import ANSWERS, options, targets_of, write_dataset
-    from test_engine import KEY_VARS, stop_mock
-    from benchmarks.mock_llm import MockConfig, ThreadedMock
+    from harness.testing.mock_model import MockConfig, ThreadedMock
+    from support.datasets import ANSWERS, options, targets_of, write_dataset
+    from support.providers import KEY_VARS
 
     for name in [*KEY_VARS, "ZE_BENCHMARKS_JUDGE_MODEL"]:
         monkeypatch.delenv(name, raising=False)
@@ -526,7 +521,7 @@ def test_storing_a_dataset_run_with_a_client_without_post_runs_stores_every_reco
                        repeat=11, concurrency=16, batch_id="batch_only_post_run")
         result = asyncio.run(asyncio.wait_for(execute(prepare(opts)), 60))
     finally:
-        stop_mock(mock)
+        mock.close()
     assert len(result.cells) == 55  # more than one chunk of STORE_CHUNK
     with open_client(db_path=str(tmp_path / "store.db"), spool_dir=str(tmp_path / "spool")) as inner:
         client = OnlyPostRun(inner, refuse="color")
@@ -546,7 +541,7 @@ def test_storing_a_dataset_run_with_a_client_without_post_runs_stores_every_reco
 def test_a_worker_can_take_fewer_runs_at_once_and_says_so_in_health(local):
     from worker.config import WorkerConfig
 
-    api = local(WorkerConfig(api_key=test_worker_core.KEY, max_bulk_runs=5))
+    api = local(WorkerConfig(api_key=KEY, max_bulk_runs=5))
     health = api.call("GET", "/health").body
     assert health["maxBulkRuns"] == 5
     assert bulk(api, [run_body() for _ in range(5)]).status == 200

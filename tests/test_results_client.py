@@ -9,10 +9,8 @@ import pytest
 
 from harness.results import (
     BatchRecord,
-    EvaluationRecord,
     ResultsError,
     RunRecord,
-    Telemetry,
     WorkerClient,
     new_batch_id,
     new_run_id,
@@ -20,27 +18,11 @@ from harness.results import (
 )
 from harness.results.http_transport import HttpTransport
 from harness.results.inprocess import InProcessTransport
+from support.results import make_run
 from worker.config import WorkerConfig
 from worker.devserver import make_server
 
 KEY = "client-test-key"
-
-
-def make_run(batch_id: str | None = None, **over) -> RunRecord:
-    run = RunRecord(
-        run_id=new_run_id(), suite="py-bugs", scenario="slugify", tier="L1", agent="oracle",
-        batch_id=batch_id, model="m", status="completed", total_score=0.75, weighted_score=0.75,
-        is_successful=True, config_hash="cfg1", started_at="2026-01-01T00:00:00Z",
-        metadata={"repeat": 0},
-        evaluations=[EvaluationRecord("validation", 1.0, details="ok"),
-                     EvaluationRecord("llm_judge", 0.0, status="skipped", details="no key")],
-        telemetry=Telemetry(tool_calls=2, tokens_in=10, tokens_out=5, cost_usd=None, turns=3,
-                            latencies_ms=[12.5, 30.0], duration_ms=100.0),
-        transcript=[{"role": "user", "content": "do it"}, {"role": "assistant", "content": "done"}],
-    )
-    for k, v in over.items():
-        setattr(run, k, v)
-    return run
 
 
 @pytest.fixture

@@ -3,15 +3,10 @@ mid-batch, kill the harness mid-batch, and load from 8 processes (worker dev and
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-
-import results_drills  # noqa: E402
-from workerd_fixture import KEY as WORKERD_KEY  # noqa: E402
+from benchmarks import results_drills
+from workerd_fixture import KEY as WORKERD_KEY
 
 
 @pytest.mark.integration

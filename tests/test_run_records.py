@@ -17,10 +17,10 @@ from harness.evaluators.base import BLAME, BLAME_HARNESS, BLAME_INFRA, BLAME_WOR
 from harness.runner import RunOptions, classify, run_batch
 from harness.scenarios import load_scenario, resolve_prompt
 from harness.scoring import score_run
-from fake_results import MemoryResults
+from harness.testing.results import MemoryResults
 from mock_models import MockModel
 from scenario_builders import FIXED, make_scenario, use_local_store
-from test_runner import YAML
+from support.scenarios import ADD_ONE_YAML
 
 ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"
 SCRIPT = [
@@ -38,7 +38,7 @@ def isolated(monkeypatch, tmp_path):
 
 @pytest.fixture
 def setup(tmp_path):
-    make_scenario(tmp_path / "suites", yaml_text=YAML)
+    make_scenario(tmp_path / "suites", yaml_text=ADD_ONE_YAML)
     scenario = load_scenario("demo", "add-one", tmp_path / "suites")
     return scenario, resolve_prompt(scenario, "L1"), tmp_path / "ws"
 
@@ -94,7 +94,7 @@ def test_a_provider_outage_after_some_turns_is_an_infra_error_not_the_agents(set
 
 
 def _vandal_scenario(tmp_path, monkeypatch, manifest: str):
-    yaml_text = YAML + "targets:\n  required:\n    - {name: requests, to: '>=2'}\n"
+    yaml_text = ADD_ONE_YAML + "targets:\n  required:\n    - {name: requests, to: '>=2'}\n"
     make_scenario(tmp_path / "suites", yaml_text=yaml_text,
                   fixture={"calc.py": "def add_one(x):\n    return x + 2\n",
                            "test_calc.py": "from calc import add_one\n\ndef test_one():\n    assert add_one(1) == 2\n",
@@ -195,7 +195,7 @@ def test_a_workspace_error_counts_as_zero_and_a_harness_error_does_not_count():
 
 def test_bench_profile_names_the_bottleneck_of_a_stored_batch(tmp_path, monkeypatch):
     suites = tmp_path / "suites"
-    make_scenario(suites, yaml_text=YAML)
+    make_scenario(suites, yaml_text=ADD_ONE_YAML)
     use_local_store(monkeypatch, tmp_path, suites)
     runner = CliRunner()
     out = runner.invoke(bench, ["demo", "add-one", "--agent", "oracle", "--iterations", "2", "--batch-id", "prof",

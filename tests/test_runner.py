@@ -12,24 +12,14 @@ from harness.agents.base import AgentResult
 from harness.runner import RunOptions, config_hash, run_batch
 from harness.scenarios import load_scenario, resolve_prompt
 from harness.workspace import WorkspaceError
-from fake_results import MemoryResults
+from harness.testing.results import MemoryResults
 from scenario_builders import FIXED, make_scenario
-
-YAML = """\
-id: add-one
-timeout_minutes: 5
-validation:
-  commands:
-    test: "{pytest}"
-heuristic_checks:
-  patterns:
-    - {name: adds_one, file: calc.py, pattern: "x \\\\+ 1"}
-"""
+from support.scenarios import ADD_ONE_YAML
 
 
 @pytest.fixture
 def setup(tmp_path):
-    make_scenario(tmp_path / "suites", yaml_text=YAML)
+    make_scenario(tmp_path / "suites", yaml_text=ADD_ONE_YAML)
     scenario = load_scenario("demo", "add-one", tmp_path / "suites")
     prompt = resolve_prompt(scenario, "L1")
     return scenario, prompt, tmp_path / "ws"
@@ -197,7 +187,7 @@ def test_unknown_agent_is_rejected_before_any_run(setup):
 
 
 def test_warmup_runs_in_a_scratch_copy_and_never_touches_the_fixture(tmp_path):
-    make_scenario(tmp_path / "suites", yaml_text=YAML + 'warmup:\n  commands:\n    - "echo warm >> calc.py"\n'
+    make_scenario(tmp_path / "suites", yaml_text=ADD_ONE_YAML + 'warmup:\n  commands:\n    - "echo warm >> calc.py"\n'
                   '    - cmd: "touch made-by-warmup"\n')
     scenario = load_scenario("demo", "add-one", tmp_path / "suites")
     before = (scenario.fixture_dir / "calc.py").read_text()
@@ -212,7 +202,7 @@ def test_warmup_runs_in_a_scratch_copy_and_never_touches_the_fixture(tmp_path):
 
 
 def test_failed_warmup_stores_runs_as_infra_errors_without_running_the_agent(tmp_path, monkeypatch):
-    make_scenario(tmp_path / "suites", yaml_text=YAML + "warmup:\n  commands: [\"exit 3\"]\n")
+    make_scenario(tmp_path / "suites", yaml_text=ADD_ONE_YAML + "warmup:\n  commands: [\"exit 3\"]\n")
     scenario = load_scenario("demo", "add-one", tmp_path / "suites")
     calls = []
     _agent(monkeypatch, "t-count", lambda ctx: calls.append(1) or AgentResult())
@@ -360,7 +350,7 @@ def test_batch_is_posted_even_when_the_store_cannot_be_read(setup):
 
 
 def test_agent_warmup_runs_the_warmup_prompt_in_a_scratch_copy(tmp_path, monkeypatch):
-    make_scenario(tmp_path / "suites", yaml_text=YAML + "warmup:\n  prompt: Explore the repository first.\n")
+    make_scenario(tmp_path / "suites", yaml_text=ADD_ONE_YAML + "warmup:\n  prompt: Explore the repository first.\n")
     scenario = load_scenario("demo", "add-one", tmp_path / "suites")
     seen = []
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -12,20 +11,9 @@ from click.testing import CliRunner
 from harness import specialists
 from harness.cli.mint import main as mint_main
 from harness.specialists import TemplateError, load_specialist, resolve_template
+from support.specialists import SHIPPED_TEMPLATES, copy_shipped_templates
 
 REPO = Path(__file__).resolve().parents[1]
-# The templates the repository ships (docs/mint.md lists them). Tests use copies, so what a
-# user adds under templates/ (`mint enrich` writes enriched copies there) never changes them.
-SHIPPED_TEMPLATES = ("python-bugfixer", "node-feature-builder", "dependency-upgrader")
-
-
-def copy_shipped_templates(dest: Path) -> Path:
-    """``dest`` holding the shipped base templates and their docs/, nothing else from templates/."""
-    dest.mkdir(parents=True, exist_ok=True)
-    for name in SHIPPED_TEMPLATES:
-        shutil.copy2(REPO / "templates" / f"{name}.json5", dest / f"{name}.json5")
-    shutil.copytree(REPO / "templates" / "docs", dest / "docs")
-    return dest
 
 
 def _template(**over):

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.bench import main
-from test_specialists import copy_shipped_templates
+from support.specialists import copy_shipped_templates
 
 
 @pytest.fixture(autouse=True)

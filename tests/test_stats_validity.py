@@ -6,15 +6,11 @@ from __future__ import annotations
 
 import json
 import random
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-
-import stats_validity as sv  # noqa: E402
-from harness.results.records import RunRecord  # noqa: E402
+from benchmarks import stats_validity as sv
+from harness.results.records import RunRecord
 
 
 @pytest.fixture(scope="module")

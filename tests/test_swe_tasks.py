@@ -28,7 +28,7 @@ from harness.runner import RunOptions, run_batch
 from harness.scenarios import ScenarioError, discover_suites, load_scenario, resolve_prompt
 from harness.tasks import locate_suite
 from harness.tasks.swe import using_repos_dir
-from fake_results import MemoryResults
+from harness.testing.results import MemoryResults
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "examples" / "swe-tasks"
@@ -576,10 +576,10 @@ def _podman_with_busybox_or_skip() -> None:
 
     from harness.sandbox import container
 
-    from test_container_sandbox import _static_busybox
+    from support.containers import static_busybox
 
     problem = container.probe("podman")
-    if problem is None and (_static_busybox() is None or os.path.realpath(_static_busybox()) !=
+    if problem is None and (static_busybox() is None or os.path.realpath(static_busybox()) !=
                             os.path.realpath("/bin/busybox")):
         problem = "no statically linked /bin/busybox to build the instance's image from (apt-get install busybox-static)"
     if problem is not None:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from test_worker_core import FakeD1
+from support.worker import FakeD1
 
 
 class FakeJsResponse:
