@@ -40,7 +40,6 @@ class _Datasets:
 
     def __init__(self) -> None:
         self._loaded: dict[str, Any] = {}
-        self.warming: Any = None  # a harness.datasets.warm.Warming checking files ahead, elsewhere
 
     def get(self, ref: str) -> Any:
         if ref not in self._loaded:
@@ -81,42 +80,10 @@ class FleetPlanner:
         self.clone = clone
         self._builtins = set(builtin_names())
         self._suites: dict[tuple[str, str, tuple[str, ...]], Any] = {}
-        self._lookups: dict[tuple[int, str], DatasetLookup] = {}  # (repository index, profile) -> its dataset
         self._next = 0
 
-    def _lookup(self, i: int, repo: Repository, name: str, profile: Profile) -> DatasetLookup:
-        lookup = self._lookups.pop((i, name), None)
-        if lookup is None:
-            lookup = find_dataset(repo.path, profile.dataset or name, self.plan.manifest.root, self._builtins)
-        return lookup
-
-    def check_ahead(self) -> None:
-        """Find the dataset file of every dataset profile of every local repository now and,
-        unless the last of them were all kept by an earlier check, have a child process check
-        them into the cache from the last one backwards (:mod:`harness.datasets.warm`) while
-        :meth:`step` goes through them from the first."""
-        from harness.datasets import warm
-
-        manifest = self.plan.manifest
-        files: dict[str, None] = {}
-        for i, repo in enumerate(manifest.repositories):
-            if i < self._next or repo.path is None or not repo.path.is_dir():
-                continue
-            for name in repo.profiles:
-                profile = manifest.profiles[name]
-                if profile.kind == "dataset":
-                    lookup = self._lookup(i, repo, name, profile)
-                    self._lookups[(i, name)] = lookup
-                    if lookup.ref is not None and not lookup.builtin:
-                        files[lookup.ref] = None
-        if len(files) < warm.MIN_FILES or not warm.can_fork():
-            return
-        paths = list(files)
-        if not warm.unchecked(paths[-warm.MIN_FILES:]):  # the child's first files are kept: no child
-            return
-        # The child goes from the last file backwards (skipping those kept) while step() goes
-        # from the first.
-        self.plan.datasets.warming = warm.check_elsewhere(paths)
+    def _lookup(self, repo: Repository, name: str, profile: Profile) -> DatasetLookup:
+        return find_dataset(repo.path, profile.dataset or name, self.plan.manifest.root, self._builtins)
 
     @property
     def done(self) -> bool:
@@ -147,7 +114,7 @@ class FleetPlanner:
             planned: list[tuple[str, str]] = []
             cell_problem = problem
             if profile.kind == "dataset" and not problem:
-                lookup = self._lookup(i, repo, name, profile)
+                lookup = self._lookup(repo, name, profile)
                 if lookup.ref is None:
                     cell_problem = (f"dataset {profile.dataset!r} of profile {name!r} not found for repository "
                                     f"{repo.repo_id}; looked in: " + "; ".join(lookup.looked))
@@ -186,14 +153,8 @@ def plan_fleet(manifest: Manifest, *, clone: bool = True) -> FleetPlan:
     Problems (a repository that is not there, a dataset not found, a suite unknown) are
     collected, each naming the repository and profile, not raised."""
     planner = FleetPlanner(manifest, clone=clone)
-    planner.check_ahead()
-    warming = planner.plan.datasets.warming
-    try:
-        while not planner.done:
-            planner.step()
-    finally:
-        if warming is not None:
-            warming.stop()  # every file is planned (or the plan failed): the child's work is over
+    while not planner.done:
+        planner.step()
     return planner.plan
 
 
