@@ -749,23 +749,6 @@ def test_only_a_document_json_holds_exactly_is_kept(tmp_path, own_cache):
     assert fmt.load_file(tmp_path / "number-key.yaml").cases[0].metadata == {1: "v"}
 
 
-def test_keep_checked_checks_a_file_into_the_cache_once(tmp_path, monkeypatch, own_cache):
-    path = _cached_dataset(tmp_path)
-    fmt.keep_checked(path)
-    (entry,) = fmt.CheckedCache.default().directory.glob("*.json")
-    calls = []
-    monkeypatch.setattr(fmt, "_read_document", lambda *a: calls.append(a))
-    fmt.keep_checked(path)  # kept already: not read again
-    assert calls == [] and [c.id for c in fmt.load_file(path).cases] == ["c0", "c1", "c2"]
-    monkeypatch.undo()
-    monkeypatch.setenv("ZE_BENCHMARKS_CACHE_DIR", str(tmp_path / "cache"))
-    broken = tmp_path / "broken.yaml"
-    broken.write_text("name: b\ntest_cases:\n  - id: a\n")
-    with pytest.raises(DatasetError, match="prompt"):
-        fmt.keep_checked(broken)
-    assert list(entry.parent.glob("*.json")) == [entry]
-
-
 def test_a_changed_file_is_read_afresh_and_its_problems_reported(tmp_path, own_cache):
     path = _cached_dataset(tmp_path)
     fmt.load_file(path)

@@ -63,10 +63,6 @@ class CheckedCache:
         digest.update(data)
         return digest.hexdigest()
 
-    def has(self, key: str) -> bool:
-        """Whether there is an entry ``key``."""
-        return os.path.isfile(os.path.join(self.directory, f"{key}.json"))
-
     def get(self, key: str) -> tuple[Any, list[int] | None, str | None] | None:
         """(document, lines, digest) of the entry ``key``, or None."""
         try:

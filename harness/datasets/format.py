@@ -166,19 +166,6 @@ def _check_and_keep(path: Path, data: bytes | None, cache: "CheckedCache | None"
     return dataset
 
 
-def keep_checked(path: str | os.PathLike) -> None:
-    """Check ``path`` into the checked-documents cache unless an entry for its bytes is there
-    already (nothing when the cache is off). Raises :class:`DatasetError` as :func:`load_file`."""
-    cache = CheckedCache.default()
-    if cache is None:
-        return
-    path = Path(path)
-    data = path.read_bytes()
-    key = cache.key_of(path, data)
-    if not cache.has(key):
-        _check_and_keep(path, data, cache, key)
-
-
 def load_dataset(ref: str | os.PathLike) -> Dataset:
     """Load a dataset by file path or by built-in name.
 
