@@ -247,13 +247,13 @@ def test_a_stop_request_keeps_what_finished_and_leaves_a_resumable_directory(tmp
     control = BatchControl(grace_s=0)
     seen = []
 
-    def on_cell(cell):
-        seen.append(cell)
+    def on_event(event):
+        seen.append(event.result)
         if len(seen) == 2:
             control.interrupt()
 
     run = prepare(options(ds, out, targets_of(mock, "m1", "m2"), repeat=2, concurrency=2))
-    result = asyncio.run(asyncio.wait_for(execute(run, on_cell=on_cell, control=control), 60))
+    result = asyncio.run(asyncio.wait_for(execute(run, on_event=on_event, control=control), 60))
     assert result.interrupted
     done = lines_of(out)
     assert 2 <= len(done) < 20 and len(done) == len(seen)

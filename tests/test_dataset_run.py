@@ -471,11 +471,11 @@ def test_every_cell_is_on_disk_as_soon_as_it_is_reported(tmp_path, mock_server):
     out = tmp_path / "out"
     on_disk = []
 
-    def on_cell(cell):  # called once the cell is appended (cells recorded together, flushed once)
+    def on_event(event):  # told once the cell is appended (cells recorded together, flushed once)
         lines, _ = read_results(out / "results.jsonl")
-        on_disk.append(cell["run_id"] in {line["run_id"] for line in lines})
+        on_disk.append(event.kind == "done" and event.result["run_id"] in {line["run_id"] for line in lines})
 
-    run_now(options(write_dataset(tmp_path / "d.json"), out, targets_of(mock), repeat=2), on_cell=on_cell)
+    run_now(options(write_dataset(tmp_path / "d.json"), out, targets_of(mock), repeat=2), on_event=on_event)
     assert on_disk == [True] * 10
 
 
@@ -520,7 +520,7 @@ def test_an_answer_is_recorded_after_the_next_request_is_sent(tmp_path):
     async def main():
         engine = _engine_with(_OrderedProvider(events))
         try:
-            return await execute(run, engine=engine, on_cell=lambda cell: events.append(f"recorded {cell['test_id']}"))
+            return await execute(run, engine=engine, on_event=lambda event: events.append(f"recorded {event.result['test_id']}"))
         finally:
             await engine.aclose()
 

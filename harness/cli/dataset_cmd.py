@@ -48,7 +48,10 @@ class DatasetProgress(LiveOnStderr):
         self.live = None
         self.notes: list[str] = []
 
-    def on_cell(self, cell: dict[str, Any]) -> None:
+    def __call__(self, event: Any) -> None:
+        if event.kind != "done":
+            return
+        cell = event.result
         target = cell["target"]
         self.done[target] += 1
         status = cell["status"]
@@ -282,7 +285,7 @@ def _execute(run: Any, *, quiet: bool, as_json: bool, junit_path: Path | None, f
 
     try:
         with handle_sigint(control, on_first=first, on_second=second), progress:
-            result = asyncio.run(execute(run, on_cell=progress.on_cell, control=control))
+            result = asyncio.run(execute(run, on_event=progress, control=control))
     except ProviderError as exc:  # a provider that cannot be built (e.g. the local model missing)
         _fail(str(exc), EXIT_FAILED)
     except Exception as exc:  # noqa: BLE001 - e.g. the local model server failing to start

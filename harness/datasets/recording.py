@@ -8,7 +8,8 @@ and the answer (at most :data:`RESPONSE_CAP` characters), a fresh run id and the
 finished; a retried cell's line names the run it retries. An answer that needs the
 ``llm-rubric`` judge is graded in a worker thread and written at once; the others are queued
 and written together just after the engine has sent its next request, flushed once, and only
-then reported to ``on_cell`` (a cell reported is on disk). A line that cannot be written stops
+then reported to ``on_event`` as a ``done`` :class:`~harness.events.Event` whose ``result`` is
+the line (a cell reported is on disk). A line that cannot be written stops
 the run: the error is raised by the next callback and by :meth:`CellRecorder.drain`.
 """
 
@@ -16,14 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import Callable
 from typing import Any
 
 from harness._util.clock import now_iso
 from harness.datasets.assertions import Answer, grade, needs_judge
 from harness.datasets.planning import DatasetRun, PlannedCell
-from harness.datasets.results_log import ResultsLog
+from harness.datasets.results_log import ResultsLog, cell_key
 from harness.engine import Outcome
+from harness.events import Event, OnEvent
 from harness.results.records import new_run_id
 
 RESPONSE_CAP = 20_000  # characters of an answer kept in results.jsonl and the store
@@ -55,12 +56,12 @@ class CellRecorder:
     queued, and raises what recording failed with."""
 
     def __init__(self, run: DatasetRun, log: ResultsLog, judge: Any, judge_skip: str,
-                 on_cell: Callable[[dict[str, Any]], None] | None) -> None:
+                 on_event: OnEvent | None) -> None:
         self.run = run
         self.log = log
         self.judge = judge
         self.judge_skip = judge_skip
-        self.on_cell = on_cell
+        self.on_event = on_event
         self.save = run.options.save_responses
         self.errors = 0
         self.first_error: str | None = None
@@ -109,9 +110,12 @@ class CellRecorder:
 
     def record(self, outcome: Outcome, graded: Any) -> dict[str, Any]:
         cell = self._write(outcome, graded, flush=True)
-        if self.on_cell is not None:
-            self.on_cell(cell)
+        self._report(cell)
         return cell
+
+    def _report(self, cell: dict[str, Any]) -> None:
+        if self.on_event is not None:
+            self.on_event(Event("done", key=cell_key(cell), result=cell))
 
     def _write(self, outcome: Outcome, graded: Any, flush: bool) -> dict[str, Any]:
         """Append the cell of ``outcome`` to results.jsonl (flushed, or left for a later flush)."""
@@ -164,9 +168,8 @@ class CellRecorder:
         except BaseException as exc:  # noqa: BLE001 - as above; nothing of this batch is reported
             self._failure = self._failure or exc
             return
-        if self.on_cell is not None:
-            for cell in written:
-                self.on_cell(cell)
+        for cell in written:
+            self._report(cell)
 
     def drain(self) -> None:
         """Record the answers still queued; raise what recording failed with, if it did."""

@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,6 +58,7 @@ from harness.datasets.storing import STORE_CHUNK as STORE_CHUNK
 from harness.datasets.storing import run_record as run_record
 from harness.datasets.storing import store as store
 from harness.engine import Engine, EngineOptions, Job
+from harness.events import OnEvent
 
 
 def resolve_rubric_judge(run: DatasetRun) -> tuple[Any, str, str]:
@@ -94,11 +94,11 @@ class Sent:
     first_error: str | None = None  # "<test id>: <error>" of the first cell that ended in error
 
 
-async def execute(run: DatasetRun, *, on_cell: Callable[[dict[str, Any]], None] | None = None,
+async def execute(run: DatasetRun, *, on_event: OnEvent | None = None,
                   engine: Engine | None = None, control: Any = None) -> DatasetResult:
     """:func:`send`, then :func:`finish` (in a worker thread, so an event loop shared with
     other runs goes on with their requests)."""
-    done = await send(run, on_cell=on_cell, engine=engine, control=control)
+    done = await send(run, on_event=on_event, engine=engine, control=control)
     return await asyncio.to_thread(finish, run, interrupted=done.interrupted, sent=done.sent,
                                    elapsed_s=done.elapsed_s)
 
@@ -131,18 +131,20 @@ def open_send(run: DatasetRun) -> Opening:
     return Opening(log, judge, judge_skip, jobs)
 
 
-async def send(run: DatasetRun, *, on_cell: Callable[[dict[str, Any]], None] | None = None,
+async def send(run: DatasetRun, *, on_event: OnEvent | None = None,
                engine: Engine | None = None, control: Any = None, opening: Opening | None = None) -> Sent:
     """Send the run's cells and append each finished one to results.jsonl (each line flushed
     as it is written; :func:`finish` syncs the file). ``control`` (an object with
     ``stopping``/``aborting`` flags, e.g. :class:`harness.control.BatchControl`) is polled to
     stop early; the cells finished so far are kept. A given ``engine`` (a fleet's, shared by
     several runs) is left open, and this run keeps to its own ``concurrency`` and ``pace_s``
-    within it. ``opening``: the run's :func:`open_send`, when done beforehand."""
+    within it. ``opening``: the run's :func:`open_send`, when done beforehand. ``on_event`` is
+    told each cell once it is on disk (a ``done`` :class:`~harness.events.Event`, ``result`` the
+    line of results.jsonl)."""
     if opening is None:
         opening = open_send(run)
     log, jobs = opening.log, opening.jobs
-    recorder = CellRecorder(run, log, opening.judge, opening.judge_skip, on_cell)
+    recorder = CellRecorder(run, log, opening.judge, opening.judge_skip, on_event)
     opts = run.options
     owned = engine is None
     engine = engine or Engine(EngineOptions(concurrency=opts.concurrency, provider_limits=opts.provider_limits,

@@ -161,7 +161,7 @@ class FleetExecution:
 
         directory = self.run_dir / cell.relative_dir
         run, opening = await opened if opened is not None else self._open_dataset_cell(cell)
-        sent = await send(run, on_cell=lambda line: self._test_done(cell, line), engine=engine, control=self.control, opening=opening)
+        sent = await send(run, on_event=self._watch(cell), engine=engine, control=self.control, opening=opening)
         save, client = self.manifest.save_responses, self.client
 
         def keep() -> Any:
@@ -204,7 +204,7 @@ class FleetExecution:
         directory = self.run_dir / cell.relative_dir
         directory.mkdir(parents=True, exist_ok=True)
         log_path = directory / CELL_RESULTS
-        from harness.datasets.run import ResultsLog, read_results
+        from harness.datasets.results_log import ResultsLog, read_results
 
         previous, keep = read_results(log_path)
         done = {(p["scenario"], p["tier_asked"], p["iteration"]) for p in previous if p.get("status") != "error"}
