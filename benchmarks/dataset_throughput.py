@@ -145,7 +145,7 @@ def run_child(args: list[str]) -> dict:
 
 def csv_export_seconds(rows: int) -> float:
     sys.path.insert(0, str(ROOT))
-    from harness.datasets.report import write_csv
+    from harness.datasets.exports import write_csv
 
     cells = [{"test_id": f"case-{i}", "category": "c", "status": "passed", "duration_ms": 51.2, "tokens_in": 12,
               "tokens_out": 30, "cost_usd": 0.0001, "model": "m", "error": None, "provider": "openai",

@@ -1,4 +1,4 @@
-"""harness.datasets.report: the summary against figures computed by hand (percentiles, the
+"""harness.datasets.summary and exports: the summary against figures computed by hand (percentiles, the
 Wilson interval from its formula, unknown costs, errors kept out of latencies, categories),
 and the exports: results.json round trip, the CSV header and rows, the JUnit report read
 back by the project's JUnit reader, and the terminal table."""
@@ -17,14 +17,8 @@ import pytest
 from rich.console import Console
 
 from harness.cli.dataset_view import render_summary
-from harness.datasets.report import (
-    CSV_COLUMNS,
-    summarize,
-    summary_rows,
-    write_csv,
-    write_json,
-    write_junit,
-)
+from harness.datasets.exports import CSV_COLUMNS, write_csv, write_json, write_junit
+from harness.datasets.summary import summarize, summary_rows
 from harness.evaluators.test_reports import parse_junit
 
 A = "openai:gpt-4o-mini"

@@ -26,7 +26,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.bench import main
-from harness.datasets import report
+from harness.datasets import summary as report
 from harness.datasets.run import DatasetRunOptions, execute, prepare, run_record
 from harness.providers import ChatRequest, Message, ProviderError, get_provider
 from harness.providers.failures import ERROR_CLASSES, classify_transport, error_class, failed_url

@@ -2,8 +2,9 @@
 
 The file format, its checks and the built-in datasets are in :mod:`harness.datasets.format`
 (re-exported here). Grading an answer is :mod:`harness.datasets.assertions`; running a
-dataset against models and writing its reports are :mod:`harness.datasets.run` and
-:mod:`harness.datasets.report`, imported only by what needs them.
+dataset against models is :mod:`harness.datasets.run`, its figures and files are
+:mod:`harness.datasets.summary` and :mod:`harness.datasets.exports`, imported only by what
+needs them.
 """
 
 from harness.datasets.format import (

@@ -27,7 +27,8 @@ from typing import Any
 
 from harness._util.clock import now_iso
 from harness._util.files import write_text_atomic
-from harness.datasets import report
+from harness.datasets.exports import summary_text, write_csv, write_json
+from harness.datasets.summary import summarize
 from harness.datasets.assertions import make_judge, needs_judge
 # sample_cases and apply_settings live with the format (a plan uses them without the runner).
 from harness.datasets.format import apply_settings as apply_settings
@@ -190,11 +191,11 @@ def finish(run: DatasetRun, *, interrupted: bool = False, sent: int = 0, elapsed
     latest = latest_by_key(cells_all)
     targets = [t.spec for t in run.targets]
     cells = [c for c in latest.values() if c["target"] in targets]
-    summary = report.summarize(cells, targets=targets)
+    summary = summarize(cells, targets=targets)
     meta = dict(run.meta)
     meta.update({"interrupted": interrupted, "finishedAt": now_iso(), "cells": len(cells), "planned": run.planned})
-    text = report.summary_text(summary)  # dumped once, for both files
-    report.write_json(run.output_dir / "results.json", cells, text, meta)
-    report.write_csv(run.output_dir / "results.csv", cells)
+    text = summary_text(summary)  # dumped once, for both files
+    write_json(run.output_dir / "results.json", cells, text, meta)
+    write_csv(run.output_dir / "results.csv", cells)
     write_text_atomic(run.output_dir / "summary.json", text + "\n")
     return DatasetResult(run, cells, summary, interrupted=interrupted, sent=sent, elapsed_s=elapsed_s)
