@@ -284,7 +284,7 @@ def child_plan(manifest_path: str, profile: bool) -> dict:
     for name in ("harness.datasets.format", "harness.datasets.run", "harness.pricing"):
         importlib.import_module(name)
     from harness.fleet import load_manifest, plan_fleet
-    from harness.fleet.execute import estimate
+    from harness.fleet.planning import estimate
 
     def work() -> dict:
         t0 = time.perf_counter()

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from harness.fleet import ManifestError, load_manifest, plan_fleet
-from harness.fleet.execute import estimate
+from harness.fleet.planning import estimate
 from harness.fleet.manifest import DATASET_PLACES, agent_for, find_dataset, parse_manifest, run_id_for
 from harness.providers.registry import parse_target
 from scenario_builders import git_repository, make_scenario

@@ -111,7 +111,7 @@ def _fleet_page(run_id: str, fleet_dir: str | None, worker_url: str | None, db_p
     import json
 
     from harness.fleet import FleetError, find_run
-    from harness.fleet.execute import RESULTS_FILE
+    from harness.fleet.run_files import RESULTS_FILE
     from harness.reports.fleet import render_executive_report
 
     def in_store(problem: str) -> click.ClickException:

@@ -26,10 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.fleet.execute import (DEFAULT_CONCURRENCY, DEFAULT_PARALLEL_CELLS, MANIFEST_FILE, RESULTS_FILE,
-                                   STATUS_FILE, TERMINAL_STATES, FleetExecution, FleetPlan, FleetPlanner,
-                                   load_run_manifest, now_iso, plan_fleet, write_json_atomic, write_status)
+from harness._util.clock import now_iso
+from harness._util.files import write_json_atomic
 from harness.events import OnEvent
+from harness.fleet.execute import DEFAULT_CONCURRENCY, DEFAULT_PARALLEL_CELLS, FleetExecution
+from harness.fleet.planning import FleetPlan, FleetPlanner, plan_fleet
+from harness.fleet.run_files import (MANIFEST_FILE, RESULTS_FILE, STATUS_FILE, TERMINAL_STATES, load_run_manifest,
+                                     write_status)
 from harness.fleet.manifest import Manifest, ManifestError, load_manifest, run_id_for
 from harness.gc_tuning import fewer_collections
 

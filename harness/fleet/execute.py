@@ -27,13 +27,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness._util.clock import now_iso
-from harness._util.files import write_json_atomic
 from harness.events import Event, OnEvent
 from harness.fleet.cells import CELL_RESULTS, FleetCell, cell_tests
 from harness.fleet.manifest import DEFAULT_TIMEOUT_S, agent_for, suites_dir_for
-from harness.fleet.planning import FleetPlan, FleetPlanner, credential_notes, estimate, plan_fleet
-from harness.fleet.run_files import (CELLS_FILE, MANIFEST_FILE, RESULTS_FILE, STATUS_FILE, TERMINAL_STATES,
-                                     load_run_manifest, read_cells_log, write_status, write_suite_outputs)
+from harness.fleet.planning import FleetPlan, FleetPlanner
+from harness.fleet.run_files import CELLS_FILE, STATUS_FILE, read_cells_log, write_status, write_suite_outputs
 # Called through this module's name, which benchmarks/fleet_overhead.py wraps to time it.
 from harness.fleet.run_files import write_dataset_responses as _write_dataset_responses
 
@@ -42,10 +40,6 @@ log = logging.getLogger(__name__)
 if TYPE_CHECKING:  # asyncio is imported by a running fleet only: a plan or a check needs none
     import asyncio
 
-__all__ = ["CELLS_FILE", "DEFAULT_CONCURRENCY", "DEFAULT_PARALLEL_CELLS", "MANIFEST_FILE", "RESULTS_FILE",
-           "STATUS_FILE", "TERMINAL_STATES", "CellResult", "FleetExecution", "FleetPlan", "FleetPlanner",
-           "credential_notes", "estimate", "load_run_manifest", "now_iso", "plan_fleet", "read_cells_log",
-           "write_json_atomic", "write_status"]
 
 DEFAULT_CONCURRENCY = 32
 DEFAULT_PARALLEL_CELLS = 4
