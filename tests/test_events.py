@@ -17,11 +17,11 @@ def test_an_event_of_an_unknown_kind_is_refused_by_name():
 
 def test_the_four_displays_follow_the_display_protocol():
     from harness.cli.dataset_cmd import DatasetProgress
-    from harness.cli.fleet_cmd import _Progress
+    from harness.cli.fleet_cmd import FleetProgress
     from harness.cli.plan_view import PlanProgress
     from harness.cli.stress_view import StressDisplay
 
-    for display in (PlanProgress, DatasetProgress, _Progress, StressDisplay):
+    for display in (PlanProgress, DatasetProgress, FleetProgress, StressDisplay):
         for method in ("__enter__", "__exit__", "__call__"):
             assert callable(getattr(display, method, None)), (display.__name__, method)
         assert list(inspect.signature(display.__call__).parameters) == ["self", "event"], display.__name__

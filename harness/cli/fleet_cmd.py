@@ -136,7 +136,7 @@ def validate_cmd(manifest_path: str, base_url: str | None, as_json: bool) -> Non
 # --------------------------------------------------------------------------- run
 
 
-class _Progress(LiveOnStderr):
+class FleetProgress(LiveOnStderr):
     """Cells and tests done, tests per second, failures; drawn by rich a few times a second."""
 
     def __init__(self, total_cells: int, total_tests: int, quiet: bool) -> None:
@@ -280,7 +280,7 @@ def _foreground(run_dir: Path, client: Any, output_format: str, plan: Any = None
     done = read_cells_log(run_dir)
     todo = [c for c in plan.cells if done.get(c.key, {}).get("state") != "completed"]
     quiet = output_format != "summary"
-    progress = _Progress(len(plan.cells), sum(len(c.planned) for c in todo), quiet)
+    progress = FleetProgress(len(plan.cells), sum(len(c.planned) for c in todo), quiet)
     control = BatchControl()
     if not quiet:
         click.echo(f"run {run_dir.name}: {len(todo)} of {len(plan.cells)} cell(s) to run -> {run_dir}", err=True)
