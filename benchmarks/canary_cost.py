@@ -28,13 +28,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from harness.evaluators.canaries import plant  # noqa: E402
-from harness.evaluators.test_reports import detect_runner  # noqa: E402
-from harness.evaluators.validation import command_timeout, evaluate_validation, run_graded  # noqa: E402
-from harness.grading import GradingSession  # noqa: E402
+from harness.grading.evaluators.canaries import plant  # noqa: E402
+from harness.grading.evaluators.test_reports import detect_runner  # noqa: E402
+from harness.grading.evaluators.validation import command_timeout, evaluate_validation, run_graded  # noqa: E402
+from harness.grading.copy import GradingSession  # noqa: E402
 from harness.sandbox import resolve_mode  # noqa: E402
-from harness.scenarios import discover_suites, load_scenario  # noqa: E402
-from harness.workspace import create_workspace, overlay  # noqa: E402
+from harness.scenarios.loading import discover_suites, load_scenario  # noqa: E402
+from harness.scenarios.workspace import create_workspace, overlay  # noqa: E402
 
 
 def hidden_run_ms(scenario, kind: str, root: Path, canaries: bool) -> tuple[float, int]:

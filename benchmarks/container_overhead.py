@@ -36,14 +36,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.evaluators.llm_judge import JudgeChoice  # noqa: E402
+from harness.grading.evaluators.llm_judge import JudgeChoice  # noqa: E402
 from harness.results import open_client  # noqa: E402
-from harness.runner import RunOptions, run_batch  # noqa: E402
+from harness.scenarios.runner import RunOptions, run_batch  # noqa: E402
 from harness.sandbox import SandboxSpec, open_sandbox  # noqa: E402
 from harness.sandbox.bwrap import probe as bwrap_probe  # noqa: E402
 from harness.sandbox import container  # noqa: E402
 from harness.sandbox.container import detect_runtime, probe as container_probe, wait_for_removals  # noqa: E402
-from harness.scenarios import load_scenario, resolve_prompt  # noqa: E402
+from harness.scenarios.loading import load_scenario, resolve_prompt  # noqa: E402
 
 
 @contextmanager

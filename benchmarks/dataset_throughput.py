@@ -66,11 +66,11 @@ def child_dataset(port: int, dataset: str, concurrency: int, out: str) -> dict:
 
     sys.path.insert(0, str(ROOT))
     from harness.datasets.run import DatasetRunOptions, execute, prepare
-    from harness.providers.registry import parse_targets
+    from harness.models.providers.registry import parse_targets
 
     c_import = _usage()
     import openai  # noqa: F401 - the SDK's import is a start-up cost, reported apart
-    from harness.providers.http import make_sdk_async_http_client  # noqa: F401
+    from harness.models.providers.http import make_sdk_async_http_client  # noqa: F401
     # and so is what its first aiohttp client imports (the transport, and httpcore2 for TLS)
     import aiohttp  # noqa: F401
     import httpcore2  # noqa: F401

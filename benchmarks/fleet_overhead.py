@@ -9,7 +9,7 @@ client on a temporary SQLite database, every answer graded, ``results.jsonl`` an
 responses per cell, the json, csv and html artifacts, every run stored. The baseline sends the
 *same requests* (the same cells in the same order, each cell's jobs at its profile's
 concurrency, ``parallel_cells`` cells at a time, on one engine with the fleet's options)
-through a bare :class:`harness.engine.Engine` and nothing else: no grading, no files, no
+through a bare :class:`harness.models.engine.Engine` and nothing else: no grading, no files, no
 store. Each measurement is a fresh child process (the fleet and the baseline alternate, the
 one going first swapping each repeat); the SDK and the harness modules both need are imported
 before the clock starts. The fleet's clock covers the whole of ``fleet.run`` (reading the
@@ -128,7 +128,7 @@ def _record_latencies() -> tuple[list[float], list[float]]:
     """Wrap ``Engine.request`` to note each request's latency (ms, its attempts and waits for a
     slot included; the first list fills as the requests end) and, in the second list, when the
     first request started and the last one ended (``time.perf_counter``)."""
-    from harness.engine import Engine
+    from harness.models.engine import Engine
 
     latencies: list[float] = []
     span: list[float] = []
@@ -149,12 +149,12 @@ def _record_latencies() -> tuple[list[float], list[float]]:
 def _common_imports() -> None:
     """What both the fleet and the baseline need: imported before the clock starts."""
     sys.path.insert(0, str(ROOT))
-    for name in ("openai", "harness.providers.http", "harness.engine", "harness.datasets.run", "harness.fleet"):
+    for name in ("openai", "harness.models.providers.http", "harness.models.engine", "harness.datasets.run", "harness.fleet"):
         importlib.import_module(name)  # the SDK's import is a start-up cost of both
 
 
 # What a fleet does per cell besides sending (timed by ``--phases`` in a run of its own).
-PHASES = (("harness.datasets.run", None, "prepare"), ("harness.engine", "Engine", "run"),
+PHASES = (("harness.datasets.run", None, "prepare"), ("harness.models.engine", "Engine", "run"),
           ("harness.datasets.run", None, "finish"), ("harness.fleet.execute", None, "_write_dataset_responses"),
           ("harness.datasets.run", None, "store"), ("harness.fleet.execute", "FleetExecution", "_append_entry"),
           ("harness.fleet.execute", "FleetExecution", "_dataset_cell"),
@@ -231,7 +231,7 @@ def child_baseline(manifest_path: str, parallel_cells: int) -> dict:
 
     from harness.datasets.format import load_dataset
     from harness.datasets.run import apply_settings, build_request, sample_cases
-    from harness.engine import Engine, EngineOptions, Job
+    from harness.models.engine import Engine, EngineOptions, Job
     from harness.fleet import load_manifest, plan_fleet
     from harness.fleet.execute import DEFAULT_CONCURRENCY
     from harness.fleet.manifest import DEFAULT_TIMEOUT_S
@@ -281,7 +281,7 @@ def child_baseline(manifest_path: str, parallel_cells: int) -> dict:
 
 def child_plan(manifest_path: str, profile: bool) -> dict:
     sys.path.insert(0, str(ROOT))
-    for name in ("harness.datasets.format", "harness.datasets.run", "harness.pricing"):
+    for name in ("harness.datasets.format", "harness.datasets.run", "harness.models.pricing"):
         importlib.import_module(name)
     from harness.fleet import load_manifest, plan_fleet
     from harness.fleet.planning import estimate

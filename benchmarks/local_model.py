@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.local_model import LocalModelServer, ServerConfig, default_threads  # noqa: E402
+from harness.models.local_model import LocalModelServer, ServerConfig, default_threads  # noqa: E402
 
 PROMPT = "Write a short Python function that returns the sum of a list of numbers, with a docstring."
 
@@ -73,7 +73,7 @@ def generate(base_url: str, max_tokens: int) -> dict:
 def agent_turn(base_url: str) -> dict:
     """The first turn of a `local` agent run on a shipped scenario: system prompt, tools, task."""
     from harness.agents.local import LOCAL_SYSTEM_PROMPT, MAX_TOKENS_PER_CALL
-    from harness.scenarios import load_scenario, resolve_prompt
+    from harness.scenarios.loading import load_scenario, resolve_prompt
     from harness.tools import Toolset
 
     scenario = load_scenario("py-bugs", "pagination-off-by-one", ROOT / "suites")

@@ -27,12 +27,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.evaluators.llm_judge import JudgeChoice  # noqa: E402
+from harness.grading.evaluators.llm_judge import JudgeChoice  # noqa: E402
 from harness.results import open_client  # noqa: E402
-from harness.runner import RunOptions, run_batch  # noqa: E402
+from harness.scenarios.runner import RunOptions, run_batch  # noqa: E402
 from harness.sandbox import SandboxSpec, open_sandbox  # noqa: E402
 from harness.sandbox.bwrap import probe  # noqa: E402
-from harness.scenarios import load_scenario, resolve_prompt  # noqa: E402
+from harness.scenarios.loading import load_scenario, resolve_prompt  # noqa: E402
 
 
 def one_run(scenario, prompt, kind: str, tmp: Path, client) -> tuple[float, str]:

@@ -73,7 +73,7 @@ def _digest(text: str) -> str:
 
 
 def config_parts(scenario: str, model: str, harness: str = "1.0.0") -> dict[str, str]:
-    """The config parts of a run (as ``harness.plan.config_parts`` names them)."""
+    """The config parts of a run (as ``harness.scenarios.plan.config_parts`` names them)."""
     return {"scenario": _digest(f"files of {scenario}"), "prompt": _digest(f"prompt of {scenario}"),
             "tools": "list_directory,read_file,run_command,write_file", "agent": "anthropic", "model": model,
             "specialist": "", "sandbox": "bwrap", "judge": "none", "budgets": "turns=40",

@@ -2,7 +2,7 @@
 
 The fixture has ``--files`` source files (4 KB each, in nested folders) plus a
 ``node_modules`` tree of ``--deps`` small files that the copy must skip. Measured, median of
-``--repeats``: ``harness.workspace.copy_tree`` (reflink when the filesystem supports it, else
+``--repeats``: ``harness.scenarios.workspace.copy_tree`` (reflink when the filesystem supports it, else
 kernel copy), ``shutil.copytree`` with the same exclusions for reference, and
 ``compute_diff`` after 10 files were edited. It checks that the copy skipped node_modules and
 that the diff lists exactly the edited files (exit status 1 otherwise), never timing.
@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.workspace import ALWAYS_EXCLUDED, compute_diff, copy_tree  # noqa: E402
+from harness.scenarios.workspace import ALWAYS_EXCLUDED, compute_diff, copy_tree  # noqa: E402
 
 
 def make_fixture(root: Path, files: int, deps: int) -> None:

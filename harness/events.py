@@ -1,6 +1,6 @@
 """The one event type of every engine, and the one protocol of the displays that show them.
 
-The four engines (scenario plans in :mod:`harness.runner`, prompt datasets in
+The four engines (scenario plans in :mod:`harness.scenarios.runner`, prompt datasets in
 :mod:`harness.datasets.run`, fleets in :mod:`harness.fleet.execute`, load tests in
 :mod:`harness.stress`) tell whoever watches them what happens through one callable,
 ``on_event(event)``, with an :class:`Event`. A fleet watches the engines it composes the same

@@ -4,7 +4,7 @@ A harness process killed outright (SIGKILL, a lost machine) cannot remove its wo
 grading copies and temporary directories, nor kill what its commands started when they ran
 outside bubblewrap. Everything it creates therefore carries its pid in its name
 (``...-p<pid>-...``) and every sandboxed command carries the sandbox's marker variable
-(``ZEBENCH_SANDBOX_ID=<pid>-...``), the conventions of :mod:`harness.ownership`. :func:`sweep`
+(``ZEBENCH_SANDBOX_ID=<pid>-...``), the conventions of :mod:`harness._util.ownership`. :func:`sweep`
 removes the directories, and kills the processes, of harness processes that are no longer
 alive. (Cgroups of dead harness processes are swept too; with bubblewrap, commands die with the
 harness anyway, except one killed in the moment between its start and bubblewrap's own setup.
@@ -20,10 +20,10 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# The ownership conventions live in harness.ownership (the sandbox uses them too); they are
+# The ownership conventions live in harness._util.ownership (the sandbox uses them too); they are
 # importable from here as well.
-from harness.ownership import MARKER_VAR, owned, owner_of, pid_alive
-from harness.trees import remove_tree
+from harness._util.ownership import MARKER_VAR, owned, owner_of, pid_alive
+from harness._util.trees import remove_tree
 
 TEMP_PREFIXES = ("zebench-sandbox-", "zebench-reports-", "zebench-tools-", "zebench-probe-", "zebench-egress-",
                  "zebench-agent-home-", "zebench-image-")

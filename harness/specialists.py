@@ -38,8 +38,8 @@ from urllib.parse import unquote, urlparse
 
 import json5
 
-from harness.jsonschemas import SchemaIssue, field_path, load_schema, validate
-from harness.suggest import did_you_mean
+from harness._util.jsonschemas import SchemaIssue, field_path, load_schema, validate
+from harness._util.suggest import did_you_mean
 
 TEMPLATES_DIR_ENV = "ZE_BENCHMARKS_TEMPLATES_DIR"
 _ENRICHED_RE = re.compile(r"^enriched-(\d+)\.json5$")

@@ -129,7 +129,7 @@ class Seed:
 def bench_env(root: Path) -> dict[str, str]:
     """The environment of a seeding command: store, spool, workspaces and cache under ``root``,
     no worker URL, suite directory, judge or provider key from the caller's environment."""
-    from harness.providers.registry import REGISTRY
+    from harness.models.providers.registry import REGISTRY
 
     drop = {e.env_var for e in REGISTRY.values() if e.env_var} | {e.base_url_env for e in REGISTRY.values()
                                                                   if e.base_url_env}

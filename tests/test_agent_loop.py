@@ -9,7 +9,7 @@ import pytest
 
 from harness.agents.base import AgentContext, Budgets
 from harness.agents.loop import LoopSettings, Transcript, run_tool_loop
-from harness.providers.types import ChatResponse, ProviderError, ToolCall, Usage
+from harness.models.providers.types import ChatResponse, ProviderError, ToolCall, Usage
 from harness.tools import ToolConfig, Toolset
 
 

@@ -130,7 +130,7 @@ def test_a_run_is_a_new_sample_unless_replay_is_asked(calc_ctx, monkeypatch, tmp
 
 @respx.mock
 def test_rate_limit_inside_a_run_is_retried_and_the_run_completes(calc_ctx, monkeypatch):
-    import harness.providers.retry as retry
+    import harness.models.providers.retry as retry
 
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     waits: list[float] = []
@@ -151,7 +151,7 @@ def test_rate_limit_inside_a_run_is_retried_and_the_run_completes(calc_ctx, monk
 
 
 def _policy_init_with(waits):
-    original = __import__("harness.providers.retry", fromlist=["RetryPolicy"]).RetryPolicy.__init__
+    original = __import__("harness.models.providers.retry", fromlist=["RetryPolicy"]).RetryPolicy.__init__
 
     def init(self, *args, **kwargs):
         original(self, *args, **kwargs)
@@ -192,8 +192,8 @@ SCENARIO = ("py-bugs", "pagination-off-by-one")
 @respx.mock
 def test_shipped_scenario_runs_end_to_end_to_a_stored_successful_run(tmp_path, monkeypatch, agent, url, api, model):
     from harness.results import open_client
-    from harness.runner import RunOptions, run_batch
-    from harness.scenarios import load_scenario, resolve_prompt
+    from harness.scenarios.runner import RunOptions, run_batch
+    from harness.scenarios.loading import load_scenario, resolve_prompt
 
     suites = REPO / "suites"
     scenario = load_scenario(*SCENARIO, suites)

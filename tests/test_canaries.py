@@ -1,4 +1,4 @@
-"""Canary tests: planted in hidden test files, checked against the report (harness/evaluators/canaries.py)."""
+"""Canary tests: planted in hidden test files, checked against the report (harness/grading/evaluators/canaries.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.evaluators.canaries import plant
-from harness.evaluators.test_reports import CaseResult, parse_cases
+from harness.grading.evaluators.canaries import plant
+from harness.grading.evaluators.test_reports import CaseResult, parse_cases
 
 PY_TESTS = """\
 from mylib import total

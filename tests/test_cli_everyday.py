@@ -10,7 +10,7 @@ from harness.cli.bench import main
 
 def test_prices_fit_80_columns_with_every_price_in_full():
     from harness.cli.prices_cmd import _money
-    from harness.pricing import load_price_table
+    from harness.models.pricing import load_price_table
 
     result = CliRunner(env={"COLUMNS": "80"}).invoke(main, ["prices"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
@@ -152,7 +152,7 @@ def test_show_transcript_of_a_tool_loop_run(store, tmp_path, make_sandbox):
     with every call's name and arguments."""
     from harness.agents.base import AgentContext, Budgets
     from harness.agents.loop import LoopSettings, run_tool_loop
-    from harness.providers.types import ChatResponse, ToolCall, Usage
+    from harness.models.providers.types import ChatResponse, ToolCall, Usage
     from harness.tools import Toolset
 
     def reply(text="", calls=()):

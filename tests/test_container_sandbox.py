@@ -26,11 +26,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.evaluators.llm_judge import JudgeChoice
+from harness.grading.evaluators.llm_judge import JudgeChoice
 from harness.sandbox import Limits, SandboxClosed, SandboxSpec, SandboxUnavailable, open_sandbox, resolve_mode
 from harness.sandbox import container
 from harness.sandbox.images import ImageError, build_image, context_hash
-from harness.scenarios import ScenarioError, load_scenario, resolve_prompt
+from harness.scenarios.loading import ScenarioError, load_scenario, resolve_prompt
 from harness.testing.results import MemoryResults
 from scenario_builders import make_scenario
 from support.containers import static_busybox
@@ -309,7 +309,7 @@ def image_scenario(podman, tmp_path):
 
 
 def _run(image_scenario, agent, sandbox):
-    from harness.runner import RunOptions, run_batch
+    from harness.scenarios.runner import RunOptions, run_batch
 
     scenario, prompt, ws_root = image_scenario
     store = MemoryResults()
@@ -358,7 +358,7 @@ def test_item1_auto_refuses_a_scenario_with_an_image_where_no_container_backend_
 
 
 def test_item1_grading_runs_in_a_fresh_container_of_the_image(image_scenario, tmp_path):
-    from harness.grading import GradingSession
+    from harness.grading.copy import GradingSession
     from harness.sandbox import build_environment, choose_environment
 
     scenario, _, _ = image_scenario
@@ -413,7 +413,7 @@ def test_item1_a_context_lists_host_files_to_copy_in_and_a_missing_one_is_named(
 def test_item1_no_build_cache_reaches_the_image_build(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    from harness import runner
+    from harness.scenarios import runner
     from harness.cli.bench import main
     from scenario_builders import make_scenario
 

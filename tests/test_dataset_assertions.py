@@ -24,7 +24,7 @@ from harness.datasets.assertions import (
     parse_verdict,
     validate_assertion,
 )
-from harness.evaluators.llm_judge import ResolvedJudge
+from harness.grading.evaluators.llm_judge import ResolvedJudge
 
 ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"
 OPENAI_URL = "https://api.openai.com/v1/chat/completions"
@@ -407,7 +407,7 @@ def test_make_judge_refuses_a_skipped_judge_or_missing_credentials():
 
 
 def test_make_judge_uses_the_provider_factory():
-    from harness.providers import ChatResponse, Usage
+    from harness.models.providers import ChatResponse, Usage
 
     requests = []
 

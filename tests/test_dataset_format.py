@@ -27,7 +27,7 @@ from harness.datasets.format import (
     placeholders,
     render,
 )
-from harness.jsonschemas import load_schema, validate
+from harness._util.jsonschemas import load_schema, validate
 
 ROOT = Path(__file__).resolve().parents[1]
 

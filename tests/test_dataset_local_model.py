@@ -39,7 +39,7 @@ def env(tmp_path, monkeypatch):
     monkeypatch.setenv("ZE_BENCHMARKS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("ZE_BENCHMARKS_HTTP_TRANSPORT", "aiohttp")  # the default transport of real runs
     yield tmp_path
-    from harness.local_model import stop_shared_server
+    from harness.models.local_model import stop_shared_server
 
     stop_shared_server()
 

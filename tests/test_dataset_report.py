@@ -19,7 +19,7 @@ from rich.console import Console
 from harness.cli.dataset_view import render_summary
 from harness.datasets.exports import CSV_COLUMNS, write_csv, write_json, write_junit
 from harness.datasets.summary import summarize, summary_rows
-from harness.evaluators.test_reports import parse_junit
+from harness.grading.evaluators.test_reports import parse_junit
 
 A = "openai:gpt-4o-mini"
 B = "anthropic:claude-3-5-haiku"

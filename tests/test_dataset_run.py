@@ -30,7 +30,7 @@ from harness.datasets.run import (
     select_cases,
     store,
 )
-from harness.providers.registry import parse_target
+from harness.models.providers.registry import parse_target
 from support.datasets import (  # noqa: F401 - env (autouse) and mock_server are fixtures
     ANSWERS,
     BENCH,
@@ -491,7 +491,7 @@ class _OrderedProvider:
         pass
 
     async def achat(self, request, *, stream=False, retry=True, repeat_index=0, use_cache=False, record=None):
-        from harness.providers import ChatResponse, Usage
+        from harness.models.providers import ChatResponse, Usage
 
         self.events.append(f"sent {request.messages[-1].content}")
         await asyncio.sleep(0)
@@ -503,7 +503,7 @@ class _OrderedProvider:
 
 
 def _engine_with(provider):
-    from harness.engine import Engine, EngineOptions
+    from harness.models.engine import Engine, EngineOptions
 
     return Engine(EngineOptions(concurrency=1), provider_factory=lambda target, size: provider)
 
@@ -579,7 +579,7 @@ def test_answers_recorded_together_are_flushed_once(tmp_path, monkeypatch):
     monkeypatch.setattr(run_module.ResultsLog, "flush", flush)
 
     async def main():
-        from harness.engine import Engine, EngineOptions
+        from harness.models.engine import Engine, EngineOptions
 
         engine = Engine(EngineOptions(concurrency=3), provider_factory=lambda target, size: _OrderedProvider([]))
         try:

@@ -46,7 +46,7 @@ def _importers(prefix: str) -> set[str]:
 
 
 def test_the_rules_are_checked_on_the_real_tree():
-    assert "harness.runner" in IMPORTS and "worker.store" in IMPORTS and len(IMPORTS) > 60
+    assert "harness.scenarios.runner" in IMPORTS and "worker.store" in IMPORTS and len(IMPORTS) > 60
 
 
 def test_the_library_never_imports_the_cli():
@@ -60,7 +60,7 @@ def test_worker_never_imports_harness_tests_or_benchmarks():
 
 @pytest.mark.parametrize("sdk", ["anthropic", "openai"])
 def test_model_sdks_are_imported_only_by_their_provider(sdk):
-    assert _importers(sdk) == {f"harness.providers.{sdk}_provider"}
+    assert _importers(sdk) == {f"harness.models.providers.{sdk}_provider"}
 
 
 #: The real spellings of talking to the terminal and of starting a process, looked for in every
@@ -114,7 +114,7 @@ SPELLINGS = _spellings()
 
 #: Who may talk to the terminal outside harness/cli/, and why (docs/architecture.md, rule 2).
 TERMINAL_EXCEPTIONS = {
-    "harness.local_model": "run as `python -m harness.local_model serve`, writes the server's address to stdout",
+    "harness.models.local_model": "run as `python -m harness.models.local_model serve`, writes the server's address to stdout",
     "harness.data.egress.zebench_egress": "a separate program run inside the sandbox, not imported by the harness",
     "worker.cli": "the `worker` command",
     "worker.devserver": "`worker dev`: its access log and the address it serves on",
@@ -122,7 +122,7 @@ TERMINAL_EXCEPTIONS = {
 
 #: Who may start a process outside harness/sandbox/, and why (docs/architecture.md, rule 6).
 PROCESS_EXCEPTIONS = {
-    "harness.local_model": "the llama.cpp server of the `local` agent",
+    "harness.models.local_model": "the llama.cpp server of the `local` agent",
     "harness.doctor": "version probes for `bench doctor`",
     "harness.fleet.processes": "a shallow git clone of a fleet repository; the detached `bench fleet --no-wait`",
     "harness.agents.installed.tools": "npm or pip installing an agent CLI, never in a run",
@@ -135,7 +135,7 @@ def test_the_spellings_are_found_where_they_are_known_to_be():
     """The search finds what it looks for (a test of the test): the CLI prints and the sandbox starts processes."""
     assert "click" in SPELLINGS["harness.cli.bench"][0]
     assert SPELLINGS["harness.sandbox.bwrap"][1] or SPELLINGS["harness.sandbox"][1]
-    assert "sys.stdout" in SPELLINGS["harness.local_model"][0]
+    assert "sys.stdout" in SPELLINGS["harness.models.local_model"][0]
 
 
 def test_only_the_cli_talks_to_the_terminal():
@@ -145,13 +145,14 @@ def test_only_the_cli_talks_to_the_terminal():
 
 
 def test_the_runner_is_imported_only_by_the_run_command_the_fleet_and_bench_check_and_the_plan_not_at_all():
-    assert _importers("harness.runner") == {"harness.cli.run_cmd", "harness.fleet.execute",
+    assert _importers("harness.scenarios.runner") == {"harness.cli.run_cmd", "harness.fleet.execute",
                                             "harness.cli.run_execute", "harness.scaffold.check"}
-    assert not any(n.startswith("harness.runner") for n in IMPORTS["harness.plan"])
+    assert not any(n.startswith("harness.scenarios.runner") for n in IMPORTS["harness.scenarios.plan"])
 
 
 def test_agents_and_tools_never_see_scenarios_grading_or_results():
-    forbidden = ("harness.scenarios", "harness.evaluators", "harness.grading", "harness.results", "harness.runner")
+    forbidden = ("harness.scenarios.loading", "harness.scenarios.plan", "harness.scenarios.runner", "harness.grading",
+                 "harness.results")
     for module, names in IMPORTS.items():
         if module.startswith(("harness.agents", "harness.tools")):
             assert not [n for n in names if n.startswith(forbidden)], module
@@ -190,21 +191,21 @@ def test_worker_analysis_imports_only_the_standard_library_and_itself():
 
 def test_evaluators_and_scoring_know_neither_the_store_the_runner_nor_the_agents():
     """Rule 9: the one exception is ``AgentResult``, imported by evaluators/base.py for type checking only."""
-    forbidden = ("harness.results", "harness.runner", "harness.grading", "harness.agents", "harness.tools")
+    forbidden = ("harness.results", "harness.scenarios.runner", "harness.grading.copy", "harness.agents", "harness.tools")
     for module, names in IMPORTS.items():
-        if module.startswith("harness.evaluators") or module == "harness.scoring":
+        if module.startswith("harness.grading.evaluators") or module == "harness.grading.scoring":
             found = {n for n in names if n.startswith(forbidden)}
-            if module == "harness.evaluators.base":
+            if module == "harness.grading.evaluators.base":
                 found -= {"harness.agents.base", "harness.agents.base.AgentResult"}
             assert found == set(), module
-    base = (ROOT / "harness" / "evaluators" / "base.py").read_text()
+    base = (ROOT / "harness" / "grading" / "evaluators" / "base.py").read_text()
     checking = base[base.index("if TYPE_CHECKING:"):]
     assert "from harness.agents.base import AgentResult" in checking.split("\n\n")[0]
 
 
 #: The product modules allowed over 600 lines, each named with its reason in docs/architecture.md
 #: ("Module size").
-LARGE_MODULES = {"harness/runner.py", "harness/sandbox/container.py", "worker/analysis/stats.py"}
+LARGE_MODULES = {"harness/scenarios/runner.py", "harness/sandbox/container.py", "worker/analysis/stats.py"}
 
 
 def test_at_most_three_product_modules_are_over_600_lines_and_they_are_the_named_ones():
@@ -214,3 +215,12 @@ def test_at_most_three_product_modules_are_over_600_lines_and_they_are_the_named
     assert len(LARGE_MODULES) <= 3
     named = (ROOT / "docs" / "architecture.md").read_text().split("## Module size", 1)[1]
     assert all(f"`{module}`" in named for module in LARGE_MODULES)
+
+
+def test_the_small_pieces_import_nothing_of_the_harness_but_each_other():
+    """harness/_util/ sits under everything: what it imported would be imported by every layer."""
+    modules = [m for m in IMPORTS if m.startswith("harness._util")]
+    assert "harness._util.trees" in modules and "harness._util.files" in modules
+    for module in modules:
+        outside = {n for n in IMPORTS[module] if n.startswith("harness") and not n.startswith("harness._util")}
+        assert outside == set(), module

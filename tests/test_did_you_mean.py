@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.bench import main
-from harness.scenarios import ScenarioError, load_scenario
-from harness.suggest import did_you_mean
+from harness.scenarios.loading import ScenarioError, load_scenario
+from harness._util.suggest import did_you_mean
 from scenario_builders import make_scenario, use_local_store
 
 TOP_LEVEL_TYPO = """\

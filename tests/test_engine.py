@@ -13,9 +13,9 @@ import httpx
 import pytest
 import respx
 
-from harness.engine import AIMDLimit, Engine, EngineOptions, Job, Outcome
-from harness.providers import ChatRequest, ChatResponse, Message, ProviderError, RetryPolicy, Usage
-from harness.providers.registry import (
+from harness.models.engine import AIMDLimit, Engine, EngineOptions, Job, Outcome
+from harness.models.providers import ChatRequest, ChatResponse, Message, ProviderError, RetryPolicy, Usage
+from harness.models.providers.registry import (
     Target,
     build_provider,
     key_for,

@@ -14,7 +14,7 @@ import respx
 
 from harness.mint.documents import html_to_text
 from harness.mint.enrich import enrich_template, parse_enrichment, InvalidEnrichment
-from harness.providers import ResponseCache, RetryPolicy, get_provider
+from harness.models.providers import ResponseCache, RetryPolicy, get_provider
 from harness.specialists import load_specialist, resolve_template
 
 ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"

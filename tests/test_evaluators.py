@@ -6,16 +6,16 @@ import json
 
 import pytest
 
-from harness.evaluators.dependency_targets import evaluate_dependency_targets
-from harness.evaluators.heuristic_checks import evaluate_heuristic_checks, json_path_get
-from harness.evaluators.hidden_tests import evaluate_hidden_tests
-from harness.evaluators.pipeline import run_evaluators
-from harness.evaluators.test_reports import TestCounts, detect_runner, parse_junit
-from harness.evaluators.validation import evaluate_validation
-from harness.grading import GradingSession
+from harness.grading.evaluators.dependency_targets import evaluate_dependency_targets
+from harness.grading.evaluators.heuristic_checks import evaluate_heuristic_checks, json_path_get
+from harness.grading.evaluators.hidden_tests import evaluate_hidden_tests
+from harness.grading.evaluators.pipeline import run_evaluators
+from harness.grading.evaluators.test_reports import TestCounts, detect_runner, parse_junit
+from harness.grading.evaluators.validation import evaluate_validation
+from harness.grading.copy import GradingSession
 from harness.sandbox import resolve_mode
-from harness.scenarios import load_scenario
-from harness.workspace import create_workspace, overlay
+from harness.scenarios.loading import load_scenario
+from harness.scenarios.workspace import create_workspace, overlay
 from scenario_builders import FIXED, make_scenario, write_tree
 
 _SESSIONS: list[GradingSession] = []
@@ -355,7 +355,7 @@ llm_judge:
 
 
 def test_pipeline_turns_an_evaluator_crash_into_an_error_result(tmp_path, monkeypatch):
-    import harness.evaluators.pipeline as pipeline
+    import harness.grading.evaluators.pipeline as pipeline
 
     def boom(ctx):
         raise RuntimeError("kaput")
@@ -371,17 +371,17 @@ def test_pipeline_calls_llm_judge_when_enabled(tmp_path, monkeypatch):
     import sys
     import types
 
-    from harness.evaluators.base import EvaluatorResult
+    from harness.grading.evaluators.base import EvaluatorResult
 
     seen = {}
-    module = types.ModuleType("harness.evaluators.llm_judge")
+    module = types.ModuleType("harness.grading.evaluators.llm_judge")
 
     def evaluate_llm_judge(ctx):
         seen["commands"] = dict(ctx.command_results)
         return EvaluatorResult("llm_judge", 0.0, status="skipped", details="no credentials")
 
     module.evaluate_llm_judge = evaluate_llm_judge
-    monkeypatch.setitem(sys.modules, "harness.evaluators.llm_judge", module)
+    monkeypatch.setitem(sys.modules, "harness.grading.evaluators.llm_judge", module)
     ctx = _ctx(tmp_path, "validation:\n  commands:\n    test: 'true'\nllm_judge:\n  enabled: true\n")
     results = run_evaluators(ctx)
     assert [(r.name, r.status) for r in results] == [("test", "ok"), ("llm_judge", "skipped")]

@@ -28,7 +28,7 @@ def test_the_four_displays_follow_the_display_protocol():
 
 
 @pytest.mark.parametrize("module, parameter", [
-    ("harness.runner:run_plan", "progress"),
+    ("harness.scenarios.runner:run_plan", "progress"),
     ("harness.datasets.run:execute", "on_event"),
     ("harness.datasets.run:send", "on_event"),
     ("harness.fleet.execute:FleetExecution", "on_event"),

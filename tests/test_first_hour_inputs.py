@@ -20,7 +20,7 @@ from harness.cli.mint import main as mint
 from harness.fleet import ManifestError, load_manifest
 from harness.fleet.manifest import parse_manifest
 from harness.mint.enrich import enrich_template
-from harness.providers import ResponseCache, RetryPolicy, get_provider
+from harness.models.providers import ResponseCache, RetryPolicy, get_provider
 from harness.specialists import load_specialist, resolve_template
 
 ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"
@@ -228,7 +228,7 @@ def test_item7_a_repository_with_an_unknown_key_is_not_told_it_lacks_a_path(tmp_
 
 
 def test_item7_an_x_error_words_only_the_keyword_it_describes():
-    from harness.jsonschemas import validate, x_error_keyword
+    from harness._util.jsonschemas import validate, x_error_keyword
 
     assert x_error_keyword({"not": {}, "additionalProperties": False, "x-error": "e"}) == "not"
     assert x_error_keyword({"additionalProperties": False, "x-error": "e"}) == "additionalProperties"
@@ -241,7 +241,7 @@ def test_item7_an_x_error_words_only_the_keyword_it_describes():
 
 def test_item7_the_quick_check_with_metadata_is_never_laxer_than_the_schema():
     from harness.fleet.manifest import _plain_top
-    from harness.jsonschemas import validate
+    from harness._util.jsonschemas import validate
 
     for value in (None, "", "x", 1, [], ["a"], {}, {"owner": "x"}, {"nested": {"a": [1]}}):
         for doc in ({"metadata": value}, {"scenario_profiles": {"p": {"dataset": "d", "metadata": value}}}):

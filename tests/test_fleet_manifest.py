@@ -17,7 +17,7 @@ import yaml
 from harness.fleet import ManifestError, load_manifest, plan_fleet
 from harness.fleet.planning import estimate
 from harness.fleet.manifest import DATASET_PLACES, agent_for, find_dataset, parse_manifest, run_id_for
-from harness.providers.registry import parse_target
+from harness.models.providers.registry import parse_target
 from scenario_builders import git_repository, make_scenario
 
 BENCH = os.path.join(os.path.dirname(sys.executable), "bench")
@@ -112,7 +112,7 @@ def _variants():
 
 def test_a_manifest_left_out_of_jsonschema_is_one_jsonschema_accepts():
     from harness.fleet.manifest import _plain_top
-    from harness.jsonschemas import validate
+    from harness._util.jsonschemas import validate
 
     plain = 0
     for change in _variants():
@@ -427,7 +427,7 @@ def test_the_fast_path_never_accepts_a_repository_the_schema_refuses():
     import random
 
     from harness.fleet import manifest as manifest_module
-    from harness.jsonschemas import load_schema, validate
+    from harness._util.jsonschemas import load_schema, validate
 
     odd_values = [None, "", " ", "x", "a b", "-x", "x" * 101, "ok.id_1-2", 0, 1, True, [], [""], ["qa"], [1], {},
                   {"k": 1}, "native", "generic", "other"]

@@ -186,7 +186,7 @@ def test_request_delay_paces_requests(tmp_path, mock):
 def test_pacer_spaces_starts():
     import asyncio
 
-    from harness.engine import _Pacer
+    from harness.models.engine import _Pacer
 
     clock = [100.0]
     slept: list[float] = []
@@ -203,7 +203,7 @@ def test_pacer_spaces_starts():
             starts.append(clock[0])
         return starts
 
-    import harness.engine as engine_module
+    import harness.models.engine as engine_module
 
     original_sleep, original_monotonic = asyncio.sleep, engine_module.time.monotonic
     engine_module.asyncio.sleep = fake_sleep

@@ -1,11 +1,11 @@
-"""harness.gc_tuning: fewer collections within the block, everything restored after."""
+"""harness._util.gc_tuning: fewer collections within the block, everything restored after."""
 
 from __future__ import annotations
 
 import gc
 import threading
 
-from harness.gc_tuning import THRESHOLD, fewer_collections
+from harness._util.gc_tuning import THRESHOLD, fewer_collections
 
 
 def test_the_block_raises_the_threshold_freezes_and_restores():

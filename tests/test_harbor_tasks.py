@@ -22,9 +22,9 @@ import harness.agents as agents
 import harness.tasks.harbor as harbor
 from harness.agents.base import AgentResult
 from harness.cli.bench import main
-from harness.runner import RunOptions, run_batch
+from harness.scenarios.runner import RunOptions, run_batch
 from harness.sandbox.limits import MiB
-from harness.scenarios import ScenarioError, discover_suites, load_scenario, resolve_prompt
+from harness.scenarios.loading import ScenarioError, discover_suites, load_scenario, resolve_prompt
 from harness.tasks import locate_suite
 from harness.tasks.harbor import read_image
 from harness.testing.results import MemoryResults

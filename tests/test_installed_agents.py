@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.evaluators.llm_judge import JudgeChoice
+from harness.grading.evaluators.llm_judge import JudgeChoice
 from harness.results import open_client
-from harness.runner import RunOptions, run_batch
-from harness.scenarios import load_scenario, resolve_prompt
+from harness.scenarios.runner import RunOptions, run_batch
+from harness.scenarios.loading import load_scenario, resolve_prompt
 from harness.scripted import ScriptedServer, parse_script
 
 pytestmark = pytest.mark.integration

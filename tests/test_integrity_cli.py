@@ -11,11 +11,11 @@ import respx
 from click.testing import CliRunner
 
 from harness.cli.bench import main
-from harness.evaluators.llm_judge import JudgeChoice, resolve_judge
-from harness.providers import get_provider
-from harness.providers.types import ChatRequest, Message
-from harness.runner import config_hash
-from harness.scenarios import JudgeConfig, load_scenario, resolve_prompt
+from harness.grading.evaluators.llm_judge import JudgeChoice, resolve_judge
+from harness.models.providers import get_provider
+from harness.models.providers.types import ChatRequest, Message
+from harness.scenarios.runner import config_hash
+from harness.scenarios.loading import JudgeConfig, load_scenario, resolve_prompt
 from scenario_builders import make_scenario
 
 
@@ -243,7 +243,7 @@ def test_doctor_reports_every_check_and_how_to_fix_what_is_missing(env, monkeypa
 
 def test_the_library_refuses_an_unenforceable_cost_budget_too(env):
     from harness.agents.base import Budgets
-    from harness.runner import RunOptions, run_batch
+    from harness.scenarios.runner import RunOptions, run_batch
 
     scenario = load_scenario("demo", "add-one", env / "suites")
     options = RunOptions(agent="openai", model="my-local-model", agent_options={"base_url": "http://127.0.0.1:9/v1"},

@@ -1,4 +1,4 @@
-"""The one fast path of schema validation (harness/jsonschema_fast.py) shared by the dataset
+"""The one fast path of schema validation (harness/_util/jsonschema_fast.py) shared by the dataset
 format and the fleet manifest, and what both make of NaN and infinities: JSON has neither, so a
 field whose schema asks for a number refuses them, read from YAML or from JSON, by the fast
 path and by jsonschema alike; a free-form mapping keeps them."""
@@ -14,8 +14,8 @@ from harness.datasets import checks
 from harness.datasets.format import DatasetError, load_file
 from harness.fleet import manifest_checks
 from harness.fleet.manifest import ManifestError, load_manifest
-from harness.jsonschema_fast import is_count, is_json_number, is_number, suggestion, unknown_keys
-from harness.jsonschemas import validate
+from harness._util.jsonschema_fast import is_count, is_json_number, is_number, suggestion, unknown_keys
+from harness._util.jsonschemas import validate
 
 NON_FINITE = {".nan": "nan", ".inf": "inf", "-.inf": "-inf"}
 

@@ -30,8 +30,8 @@ import pytest
 from harness import fleet
 from harness.results import open_client
 from harness.results.transport import TransportResponse, TransportUnavailable
-from harness.runner import RunOptions, run_batch
-from harness.scenarios import load_scenario, resolve_prompt
+from harness.scenarios.runner import RunOptions, run_batch
+from harness.scenarios.loading import load_scenario, resolve_prompt
 from processes import interruptible
 from scenario_builders import make_scenario, use_local_store
 from support.datasets import env, mock_server

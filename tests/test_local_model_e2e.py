@@ -12,8 +12,8 @@ import pytest
 
 from harness.agents.base import Budgets
 from harness.results import open_client
-from harness.runner import RunOptions, run_batch
-from harness.scenarios import load_scenario, resolve_prompt
+from harness.scenarios.runner import RunOptions, run_batch
+from harness.scenarios.loading import load_scenario, resolve_prompt
 
 pytestmark = [
     pytest.mark.integration,
@@ -33,7 +33,7 @@ def env(tmp_path, monkeypatch):
     monkeypatch.setenv("ZE_BENCHMARKS_SPOOL_DIR", str(tmp_path / "spool"))
     monkeypatch.setenv("ZE_BENCHMARKS_CACHE_DIR", str(tmp_path / "cache"))
     yield tmp_path
-    from harness.local_model import stop_shared_server
+    from harness.models.local_model import stop_shared_server
 
     stop_shared_server()
 

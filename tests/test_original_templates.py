@@ -21,7 +21,7 @@ import respx
 from click.testing import CliRunner
 
 from harness.cli.mint import main as mint
-from harness.jsonschemas import validate
+from harness._util.jsonschemas import validate
 from harness.mint.snapshot import mint_snapshot, validate_snapshot
 from harness.results import BatchRecord, EvaluationRecord, RunRecord, open_client
 from harness.specialists import load_specialist, validate_template
@@ -578,7 +578,7 @@ def test_unknown_key_does_not_fail_mint_validate_but_a_schema_error_still_does(t
 
 def test_enriched_copy_keeps_unknown_keys(tmp_path):
     from harness.mint.enrich import enrich_template
-    from harness.providers.types import ChatResponse, Usage
+    from harness.models.providers.types import ChatResponse, Usage
 
     enrichment = {"summary": "Restart services in dependency order.", "key_concepts": ["order"], "use_cases": [],
                   "relevant_for_tasks": ["hotfix"], "code_patterns": [], "relevance_to_specialist": "Runbook."}

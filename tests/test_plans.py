@@ -17,7 +17,7 @@ import yaml
 from click.testing import CliRunner
 
 from harness.cli.bench import main
-from harness.plan import (
+from harness.scenarios.plan import (
     AgentChoice,
     Cell,
     PlanError,
@@ -235,7 +235,7 @@ def test_resume_runs_only_the_missing_cells_and_refuses_a_changed_scenario(env):
 
 
 def test_retry_errors_redoes_only_infra_and_harness_errors(env, monkeypatch):
-    import harness.runner as runner
+    import harness.scenarios.runner as runner
 
     real = runner.check_tools
     monkeypatch.setattr(runner, "check_tools",
@@ -307,7 +307,7 @@ def test_bench_alone_prints_a_guide_and_suites_named_like_commands_are_refused(e
     assert listed.exit_code == 1
     errors = [r["error"] for r in json.loads(listed.stdout)["scenarios"] if "error" in r]
     assert len(errors) == 1 and "suite 'history'" in errors[0] and "has the name of a bench command" in errors[0]
-    from harness.scenarios import RESERVED_SUITE_NAMES
+    from harness.scenarios.loading import RESERVED_SUITE_NAMES
 
     assert set(main.commands) <= RESERVED_SUITE_NAMES
 

@@ -9,8 +9,8 @@ import logging
 import pytest
 from click.testing import CliRunner
 
-from harness.pricing import ModelPrice, PriceTable, cost_for_usage, load_price_table, price_for
-from harness.providers.types import Usage
+from harness.models.pricing import ModelPrice, PriceTable, cost_for_usage, load_price_table, price_for
+from harness.models.providers.types import Usage
 
 
 def test_every_row_has_source_date_and_non_negative_prices():
@@ -58,7 +58,7 @@ def test_cost_counts_input_output_and_cache_tokens_at_their_prices():
 
 
 def test_unknown_model_costs_none_with_a_warning_never_zero(caplog):
-    with caplog.at_level(logging.WARNING, logger="harness.pricing"):
+    with caplog.at_level(logging.WARNING, logger="harness.models.pricing"):
         assert cost_for_usage("openai", "gpt-imaginary-9", Usage(10, 10)) is None
     assert "gpt-imaginary-9" in caplog.text
 

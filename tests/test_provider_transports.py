@@ -14,8 +14,8 @@ import asyncio
 
 import pytest
 
-from harness.providers import ChatRequest, Message, ProviderError, RetryPolicy
-from harness.providers.registry import Target, build_provider
+from harness.models.providers import ChatRequest, Message, ProviderError, RetryPolicy
+from harness.models.providers.registry import Target, build_provider
 from harness.testing.mock_model import MockConfig, ThreadedMock
 
 TRANSPORTS = ["aiohttp", "httpx"]

@@ -10,7 +10,7 @@ import httpx
 import pytest
 import respx
 
-from harness.providers import (
+from harness.models.providers import (
     Message,
     MissingCredentialsError,
     ProviderError,
@@ -185,7 +185,7 @@ def test_openai_compatible_server_needs_no_key_and_unknown_model_costs_none(make
 
 @respx.mock
 def test_only_openai_is_sent_the_sdk_s_platform_headers(make, monkeypatch):
-    from harness.providers.openai_provider import SDK_PLATFORM_HEADERS
+    from harness.models.providers.openai_provider import SDK_PLATFORM_HEADERS
 
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     local = respx.post("http://127.0.0.1:9999/v1/chat/completions").mock(
@@ -339,7 +339,7 @@ def test_unknown_provider_is_a_clear_error():
 
 
 def test_importing_the_provider_layer_does_not_import_sdks():
-    code = "import sys, harness.providers, harness.pricing; print(any(m in sys.modules for m in ('anthropic', 'openai', 'httpx2')))"
+    code = "import sys, harness.models.providers, harness.models.pricing; print(any(m in sys.modules for m in ('anthropic', 'openai', 'httpx2')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -366,7 +366,7 @@ def test_an_injected_http_client_is_used_and_left_open(make):
 
 
 def test_retry_after_parsing():
-    from harness.providers.retry import parse_retry_after
+    from harness.models.providers.retry import parse_retry_after
 
     assert parse_retry_after({"Retry-After": "12"}) == 12.0
     assert parse_retry_after({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
@@ -376,7 +376,7 @@ def test_retry_after_parsing():
 
 
 def test_a_server_asking_to_wait_too_long_is_not_waited_for():
-    from harness.providers.retry import RetryableError
+    from harness.models.providers.retry import RetryableError
 
     waits: list[float] = []
     policy = RetryPolicy(max_retry_after_s=60, sleep=waits.append)
@@ -394,7 +394,7 @@ def test_a_server_asking_to_wait_too_long_is_not_waited_for():
 def test_retries_stop_before_waiting_past_the_deadline():
     import time as _time
 
-    from harness.providers.retry import RetryableError
+    from harness.models.providers.retry import RetryableError
 
     waits: list[float] = []
     policy = RetryPolicy(sleep=waits.append)

@@ -14,7 +14,7 @@ import httpx
 import pytest
 import respx
 
-from harness.providers import ChatRequest, Message, ProviderError, ResponseCache, RetryPolicy, get_provider
+from harness.models.providers import ChatRequest, Message, ProviderError, ResponseCache, RetryPolicy, get_provider
 from http_stubs import serve
 from support.providers import ANTHROPIC_URL, OPENAI_URL, READ_TOOL, anthropic_body, openai_body, request
 
@@ -264,7 +264,7 @@ def test_retries_stop_before_waiting_past_the_deadline(make, asleeps):
 
 
 def test_the_retry_policy_waits_with_asyncio_sleep_by_default():
-    from harness.providers.retry import RetryableError
+    from harness.models.providers.retry import RetryableError
 
     attempts = []
 
@@ -444,7 +444,7 @@ def test_importing_the_provider_layer_still_imports_no_sdk():
     import subprocess
     import sys
 
-    code = ("import sys, harness.providers, harness.providers.base, harness.providers.http; "
+    code = ("import sys, harness.models.providers, harness.models.providers.base, harness.models.providers.http; "
             "print(any(m in sys.modules for m in ('anthropic', 'openai', 'httpx2')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
@@ -477,7 +477,7 @@ def test_the_sdks_aiohttp_clients_share_one_verifying_tls_context_and_skip_httpx
     import subprocess
     import sys
 
-    from harness.providers.http import make_sdk_async_http_client, no_trust_tls_context, tls_context
+    from harness.models.providers.http import make_sdk_async_http_client, no_trust_tls_context, tls_context
 
     monkeypatch.delenv("ZE_BENCHMARKS_HTTP_TRANSPORT", raising=False)
 
@@ -501,7 +501,7 @@ def test_the_sdks_aiohttp_clients_share_one_verifying_tls_context_and_skip_httpx
     assert strict.verify_mode == ssl.CERT_REQUIRED and strict.check_hostname
     assert strict.cert_store_stats()["x509_ca"] == 0
     # The aiohttp path needs nothing of httpx (the respx-mockable bridge's library).
-    code = ("import sys; from harness.providers.http import make_sdk_async_http_client; "
+    code = ("import sys; from harness.models.providers.http import make_sdk_async_http_client; "
             "make_sdk_async_http_client(); print('httpx' in sys.modules)")
     env = {k: v for k, v in __import__("os").environ.items() if k != "ZE_BENCHMARKS_HTTP_TRANSPORT"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)

@@ -1,7 +1,7 @@
 """A server that cannot be reached is not a timeout, and a test where nothing answered did not
 complete (review item 6).
 
-The provider layer's one classification (harness/providers/failures.py) tells a refused
+The provider layer's one classification (harness/models/providers/failures.py) tells a refused
 connection (``connect``), a host name that does not resolve (``dns``), a real timeout, a broken
 connection and the HTTP statuses apart, through both async transports (the SDK's aiohttp client,
 which names a refused connection a connect timeout, and the httpx bridge). ``bench stress`` and
@@ -28,9 +28,9 @@ from click.testing import CliRunner
 from harness.cli.bench import main
 from harness.datasets import summary as report
 from harness.datasets.run import DatasetRunOptions, execute, prepare, run_record
-from harness.providers import ChatRequest, Message, ProviderError, get_provider
-from harness.providers.failures import ERROR_CLASSES, classify_transport, error_class, failed_url
-from harness.providers.registry import parse_target
+from harness.models.providers import ChatRequest, Message, ProviderError, get_provider
+from harness.models.providers.failures import ERROR_CLASSES, classify_transport, error_class, failed_url
+from harness.models.providers.registry import parse_target
 from harness.stress import StressOptions, run_stress
 from support.datasets import ANSWERS, CASES, env, lines_of, mock_server, write_dataset
 from support.stub_model import make_stub

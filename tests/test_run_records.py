@@ -13,10 +13,10 @@ from click.testing import CliRunner
 import harness.agents as agents
 from harness.agents.base import AgentResult
 from harness.cli.bench import main as bench
-from harness.evaluators.base import BLAME, BLAME_HARNESS, BLAME_INFRA, BLAME_WORKSPACE, EvaluatorResult
-from harness.runner import RunOptions, classify, run_batch
-from harness.scenarios import load_scenario, resolve_prompt
-from harness.scoring import score_run
+from harness.grading.evaluators.base import BLAME, BLAME_HARNESS, BLAME_INFRA, BLAME_WORKSPACE, EvaluatorResult
+from harness.scenarios.runner import RunOptions, classify, run_batch
+from harness.scenarios.loading import load_scenario, resolve_prompt
+from harness.grading.scoring import score_run
 from harness.testing.results import MemoryResults
 from mock_models import MockModel
 from scenario_builders import FIXED, make_scenario, use_local_store
@@ -126,7 +126,7 @@ def test_a_manifest_of_the_wrong_shape_is_graded_as_the_agents_work_not_a_harnes
 
 
 def test_an_evaluator_the_agents_output_breaks_fails_the_run_instead_of_dropping_it(tmp_path, monkeypatch):
-    import harness.evaluators.dependency_targets as dependency_targets
+    import harness.grading.evaluators.dependency_targets as dependency_targets
 
     real = dependency_targets.declared_dependencies
 

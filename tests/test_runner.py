@@ -7,11 +7,11 @@ import time
 import pytest
 
 import harness.agents as agents
-import harness.runner as runner
+import harness.scenarios.runner as runner
 from harness.agents.base import AgentResult
-from harness.runner import RunOptions, config_hash, run_batch
-from harness.scenarios import load_scenario, resolve_prompt
-from harness.workspace import WorkspaceError
+from harness.scenarios.runner import RunOptions, config_hash, run_batch
+from harness.scenarios.loading import load_scenario, resolve_prompt
+from harness.scenarios.workspace import WorkspaceError
 from harness.testing.results import MemoryResults
 from scenario_builders import FIXED, make_scenario
 from support.scenarios import ADD_ONE_YAML
@@ -300,7 +300,7 @@ def test_interrupted_run_is_stored_as_error_not_completed(setup, monkeypatch):
 
 
 def _r(name, score=1.0, status="ok", group=None):
-    from harness.evaluators.base import EvaluatorResult
+    from harness.grading.evaluators.base import EvaluatorResult
 
     return EvaluatorResult(name, score, status=status, data={"group": group} if group else {})
 
@@ -318,7 +318,7 @@ def _r(name, score=1.0, status="ok", group=None):
     ("error", [_r("h", 1.0)], ("error", "agent")),
 ])
 def test_classify_status_and_failure_class(agent_status, results, expected):
-    from harness.scoring import score_run
+    from harness.grading.scoring import score_run
 
     assert runner.classify(agent_status, score_run(results), results) == expected
 

@@ -34,10 +34,10 @@ import respx
 
 from harness.agents import register_agent
 from harness.agents.base import AgentResult
-from harness.evaluators.llm_judge import JudgeChoice
+from harness.grading.evaluators.llm_judge import JudgeChoice
 from harness.results import open_client
-from harness.runner import RunOptions, run_batch
-from harness.scenarios import load_scenario, resolve_prompt
+from harness.scenarios.runner import RunOptions, run_batch
+from harness.scenarios.loading import load_scenario, resolve_prompt
 from harness.tools import Toolset
 from mock_models import MockModel
 from processes import alive as _alive
@@ -677,7 +677,7 @@ def test_directories_nested_1100_deep_are_graded_stored_and_removed(lab, sandbox
 
 def test_a_leftover_nested_1100_deep_is_swept_and_the_next_command_works(lab):
     from harness.leftovers import sweep
-    from harness.runner import RunOptions as _Options  # noqa: F401 - the next command imports fine
+    from harness.scenarios.runner import RunOptions as _Options  # noqa: F401 - the next command imports fine
 
     dead = 2 ** 22 + 17  # above pid_max's default: no such process
     leftover = lab.workspaces / f"py-bugs-x-p{dead}-abcd"
@@ -777,7 +777,7 @@ def test_a_file_name_that_is_not_utf8_still_lets_the_run_be_stored(lab, sandbox_
 
 
 def test_two_40mb_model_answers_are_refused_without_filling_memory_or_the_cache(lab, sandbox_kind):
-    from harness.providers.cache import default_cache_dir
+    from harness.models.providers.cache import default_cache_dir
 
     def cache_bytes() -> int:
         root = default_cache_dir()

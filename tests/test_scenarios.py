@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from harness.scenarios import (
+from harness.scenarios.loading import (
     ScenarioError,
     available_tiers,
     discover_suites,

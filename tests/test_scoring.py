@@ -2,8 +2,8 @@
 
 import pytest
 
-from harness.evaluators.base import EvaluatorResult
-from harness.scoring import gating_failures, score_run, weighted_score
+from harness.grading.evaluators.base import EvaluatorResult
+from harness.grading.scoring import gating_failures, score_run, weighted_score
 
 
 def ok(name, score, group=None):

@@ -143,9 +143,9 @@ def test_scripts_are_checked_and_read_from_files(tmp_path):
 
 
 def test_the_harness_openai_agent_solves_a_scenario_against_the_scripted_server(tmp_path, monkeypatch):
-    from harness.evaluators.llm_judge import JudgeChoice
-    from harness.runner import RunOptions, run_batch
-    from harness.scenarios import load_scenario, resolve_prompt
+    from harness.grading.evaluators.llm_judge import JudgeChoice
+    from harness.scenarios.runner import RunOptions, run_batch
+    from harness.scenarios.loading import load_scenario, resolve_prompt
 
     monkeypatch.setenv("ZE_BENCHMARKS_SPOOL_DIR", str(tmp_path / "spool"))
     suites = tmp_path / "suites"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness.semver import RangeError, min_version, parse_version, satisfies
+from harness._util.semver import RangeError, min_version, parse_version, satisfies
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from harness.cli.bench import main
 from harness.sandbox import SandboxSpec, open_sandbox
 from harness.results import open_client
-from harness.scenarios import discover_suites, load_scenario, resolve_prompt
+from harness.scenarios.loading import discover_suites, load_scenario, resolve_prompt
 
 SUITES_DIR = Path(__file__).resolve().parent.parent / "suites"
 SCENARIOS = [(suite.name, name) for suite in discover_suites(SUITES_DIR) for name in suite.scenarios]

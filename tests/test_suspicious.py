@@ -1,8 +1,8 @@
-"""Suspicious changes: what in an agent's work could steer its own grading (harness/suspicious.py)."""
+"""Suspicious changes: what in an agent's work could steer its own grading (harness/grading/suspicious.py)."""
 
 from __future__ import annotations
 
-from harness.suspicious import suspicious_changes
+from harness.grading.suspicious import suspicious_changes
 
 
 def _trees(tmp_path, before: dict[str, str], after: dict[str, str | bytes]):

@@ -23,9 +23,9 @@ from click.testing import CliRunner
 import harness.agents as agents
 from harness.agents.base import AgentResult
 from harness.cli.bench import main
-from harness.evaluators.swe_tests import build_test_command, junit_key, outcomes_from_summary
-from harness.runner import RunOptions, run_batch
-from harness.scenarios import ScenarioError, discover_suites, load_scenario, resolve_prompt
+from harness.grading.evaluators.swe_tests import build_test_command, junit_key, outcomes_from_summary
+from harness.scenarios.runner import RunOptions, run_batch
+from harness.scenarios.loading import ScenarioError, discover_suites, load_scenario, resolve_prompt
 from harness.tasks import locate_suite
 from harness.tasks.swe import using_repos_dir
 from harness.testing.results import MemoryResults
@@ -235,7 +235,7 @@ def test_unknown_fields_and_a_different_setup_commit_are_warnings_not_errors(tmp
 
 
 def test_what_the_instance_says_is_part_of_the_scenarios_digest(tmp_path):
-    from harness.plan import scenario_digest
+    from harness.scenarios.plan import scenario_digest
 
     line = shipped_lines()[0]
     digests = set()

@@ -6,8 +6,8 @@ import json
 import os
 import subprocess
 
-from harness.scenarios import load_scenario
-from harness.workspace import compute_diff, copy_tree, create_workspace, overlay
+from harness.scenarios.loading import load_scenario
+from harness.scenarios.workspace import compute_diff, copy_tree, create_workspace, overlay
 from scenario_builders import make_scenario, write_tree
 
 

@@ -21,7 +21,7 @@ class UnknownAgentError(ValueError):
 def unknown_agent(name: str) -> UnknownAgentError:
     """The error for an agent name nobody registered: ``unknown agent 'oracel' (did you mean
     'oracle'?); available: ...``."""
-    from harness.suggest import did_you_mean
+    from harness._util.suggest import did_you_mean
 
     base = name.partition("@")[0]
     known = agent_names()

@@ -3,7 +3,7 @@
 
 Options (from ``create_agent(name, model, **options)`` or ``AgentContext.options``, the
 latter winning): ``base_url``, ``api_key``, ``temperature`` (default 0), ``call_timeout_s``,
-and ``provider`` (a ready :class:`harness.providers.Provider`, for embedding and tests).
+and ``provider`` (a ready :class:`harness.models.providers.Provider`, for embedding and tests).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ class ApiAgent:
 
     def preflight(self) -> str | None:
         """A problem that would fail every run before any model call (a missing key), or None."""
-        from harness.providers import CREDENTIAL_ENV, MissingCredentialsError, has_credentials
+        from harness.models.providers import CREDENTIAL_ENV, MissingCredentialsError, has_credentials
 
         if self.options.get("provider") is not None or self.options.get("api_key"):
             return None
@@ -71,7 +71,7 @@ class ApiAgent:
 
     def price(self, model: str | None = None):  # -> ModelPrice | None
         """The price table's row for this agent's model, or None when it has none."""
-        from harness.pricing import price_for
+        from harness.models.pricing import price_for
 
         return price_for(self._provider_name(self.options.get("base_url")), model or self.model)
 
@@ -81,13 +81,13 @@ class ApiAgent:
 
     def unpriced_reason(self, model: str | None = None) -> str:
         """Why :meth:`price` is None, naming the server when it is not the provider's own."""
-        from harness.pricing import unpriced_reason
+        from harness.models.pricing import unpriced_reason
 
         return unpriced_reason(self._provider_name(self.options.get("base_url")), model or self.model)
 
     def run(self, ctx: AgentContext) -> AgentResult:
         from harness.agents.loop import LoopSettings, run_tool_loop
-        from harness.providers import ProviderError, get_provider
+        from harness.models.providers import ProviderError, get_provider
         from harness.tools import Toolset
 
         options = {**self.options, **ctx.options}

@@ -1,6 +1,6 @@
 """The ``local`` agent: SmolLM2-135M served on loopback by llama.cpp, driven like ``openai``.
 
-It starts (or reuses) the process-wide llama.cpp server of :mod:`harness.local_model` and
+It starts (or reuses) the process-wide llama.cpp server of :mod:`harness.models.local_model` and
 runs the shared tool loop (:mod:`harness.agents.loop`) against it through the
 ``openai-compatible`` provider, so tools, budgets, telemetry and the transcript are exactly
 those of the API agents; no API key is needed. Differences from a hosted model, and why:
@@ -26,7 +26,7 @@ from typing import Any
 
 from harness.agents.base import AgentContext, AgentResult
 from harness.agents.registry import register_agent
-from harness.local_model import MODEL_NAME, LocalModelError, ServerConfig, shared_server
+from harness.models.local_model import MODEL_NAME, LocalModelError, ServerConfig, shared_server
 
 MAX_TOKENS_PER_CALL = 512
 
@@ -54,7 +54,7 @@ class LocalAgent:
 
     def run(self, ctx: AgentContext) -> AgentResult:
         from harness.agents.loop import LoopSettings, run_tool_loop
-        from harness.providers import get_provider
+        from harness.models.providers import get_provider
         from harness.tools import Toolset
 
         try:

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.agents.base import AgentContext, AgentResult
-from harness.providers.types import ChatRequest, ChatResponse, Message, ProviderError, ToolCall
+from harness.models.providers.types import ChatRequest, ChatResponse, Message, ProviderError, ToolCall
 
 if TYPE_CHECKING:
-    from harness.providers.base import Provider
+    from harness.models.providers.base import Provider
     from harness.tools import Toolset
 
 # Transcript caps: each text field, and the whole transcript (characters of JSON).

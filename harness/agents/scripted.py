@@ -20,7 +20,7 @@ from typing import Any
 from harness.agents.base import AgentContext, AgentResult, SandboxNeeds
 from harness.agents.registry import register_agent
 from harness.sandbox import Mount
-from harness.workspace import overlay
+from harness.scenarios.workspace import overlay
 
 SOLVE_SCRIPT = "solve.sh"  # a solution/ holding it is a script the oracle runs
 SOLUTION_INNER = "/solution"  # where the script's directory appears to it (bwrap), as in Harbor

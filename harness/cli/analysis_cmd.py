@@ -332,8 +332,8 @@ def regressions(baseline: str | None, candidate: str | None, agent: str | None, 
 def repricer() -> Callable[[dict[str, Any]], tuple[float | None, float | None]]:
     """run -> (agent cost, judge cost) at today's prices of the harness's table, from the
     run's stored token counts. Agents that pay no provider (oracle, echo, local) cost 0."""
-    from harness.pricing import price_for
-    from harness.providers.types import Usage
+    from harness.models.pricing import price_for
+    from harness.models.providers.types import Usage
 
     provider_of = {"anthropic": "anthropic", "claude-code": "anthropic", "openai": "openai"}
 
@@ -387,7 +387,7 @@ def costs(by: str, suite: str | None, since: str | None, agent: str | None, mode
     """
     scope = {"suite": suite, "since": since, "agent": agent, "model": model, "batchId": batch_id}
     if reprice:
-        from harness.pricing import load_price_table
+        from harness.models.pricing import load_price_table
         from worker.analysis.costs import cost_report
         from worker.analysis.leaderboard import parse_by
 

@@ -90,7 +90,7 @@ class DatasetProgress(LiveOnStderr):
 
 
 def _parse_limits(values: tuple[str, ...]) -> dict[str, int]:
-    from harness.providers.registry import ALIASES, REGISTRY
+    from harness.models.providers.registry import ALIASES, REGISTRY
 
     limits: dict[str, int] = {}
     for value in values:
@@ -184,9 +184,9 @@ def dataset(dataset: str | None, providers: str | None, base_url: str | None, co
     """
     from harness.datasets.format import DatasetError
     from harness.datasets.run import DatasetRunError, DatasetRunOptions, prepare
-    from harness.evaluators.llm_judge import JudgeChoice
-    from harness.plan import PlanError, parse_shard
-    from harness.providers.registry import parse_targets
+    from harness.grading.evaluators.llm_judge import JudgeChoice
+    from harness.scenarios.plan import PlanError, parse_shard
+    from harness.models.providers.registry import parse_targets
 
     if retry_errors and resume_dir is None:
         _fail("--retry-errors needs --resume DIR (the run whose errored cells to redo)")
@@ -262,7 +262,7 @@ def _execute(run: Any, *, quiet: bool, as_json: bool, junit_path: Path | None, f
     from harness.datasets.exports import write_junit
     from harness.datasets.run import execute, resolve_rubric_judge
     from harness.datasets.run import store as store_runs
-    from harness.providers import ProviderError
+    from harness.models.providers import ProviderError
 
     console = _console()
     if not quiet:
@@ -320,7 +320,7 @@ def _execute(run: Any, *, quiet: bool, as_json: bool, junit_path: Path | None, f
                 click.echo(f"{spec}: pass rate {shown} is below --fail-under {fail_under:.1%}", err=True)
                 code = EXIT_FAILED
     from harness.datasets.summary import no_answer_reason
-    from harness.providers.failures import safe_url
+    from harness.models.providers.failures import safe_url
 
     nothing = no_answer_reason(result.cells, {t.spec: safe_url(t.base_url or "") or None for t in run.targets})
     if nothing is not None:

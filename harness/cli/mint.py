@@ -259,7 +259,7 @@ def enrich_cmd(template: str, provider: str, model: str | None, base_url: str | 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from harness.mint.enrich import DEFAULT_MODELS, EnrichError, enrich_template
-    from harness.providers import ProviderError, get_provider
+    from harness.models.providers import ProviderError, get_provider
 
     try:
         specialist = load_specialist(template, templates_dir)

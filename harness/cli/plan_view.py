@@ -8,7 +8,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from harness.plan import Cell, Group, Plan
+from harness.scenarios.plan import Cell, Group, Plan
 
 
 def agent_label(agent: str, model: str | None) -> str:

@@ -10,7 +10,7 @@ import click
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from harness.pricing import ModelPrice
+    from harness.models.pricing import ModelPrice
 
 
 @click.command("prices")
@@ -25,7 +25,7 @@ def prices(provider: str | None, as_json: bool) -> None:
       bench prices --provider anthropic
       bench prices --json
     """
-    from harness.pricing import load_price_table
+    from harness.models.pricing import load_price_table
 
     table = load_price_table()
     rows = [r for r in table.rows if provider is None or r.provider == provider]

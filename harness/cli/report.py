@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from harness.plan import completeness
+from harness.scenarios.plan import completeness
 from harness.results.records import BatchRecord, RunRecord, mixed_sandbox_note
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

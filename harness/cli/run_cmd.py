@@ -1,6 +1,6 @@
 """``bench [SUITE [SCENARIO...]]``: build a run plan from the words and options given, run it
-and store every run. The plan itself (cells, resume, retry, shards) is :mod:`harness.plan`;
-running it is :func:`harness.runner.run_plan`. This module parses the options and checks the
+and store every run. The plan itself (cells, resume, retry, shards) is :mod:`harness.scenarios.plan`;
+running it is :func:`harness.scenarios.runner.run_plan`. This module parses the options and checks the
 agents, the judge and the sandbox before anything runs; the words are resolved in
 :mod:`harness.cli.run_selection`, the plan is listed or run in :mod:`harness.cli.run_execute`."""
 
@@ -147,9 +147,9 @@ def run(targets: tuple[str, ...], all_suites: bool, scenario_list: str | None, t
           --mint-template python-bugfixer --mint-output snapshots
     """
     from harness.agents.base import Budgets
-    from harness.plan import AgentChoice, PlanError, build_plan, parse_shard, select_scenarios
-    from harness.runner import RunOptions, new_batch_id
-    from harness.scenarios import ScenarioError
+    from harness.scenarios.plan import AgentChoice, PlanError, build_plan, parse_shard, select_scenarios
+    from harness.scenarios.runner import RunOptions, new_batch_id
+    from harness.scenarios.loading import ScenarioError
 
     from worker.schema import id_problem
 
@@ -278,7 +278,7 @@ def _agent_problem(agent_name: str, model: str | None, agent_options: dict[str, 
     be enforced (a model without a price); None when it can run."""
     from harness.agents import create_agent, is_agent, unknown_agent
     from harness.agents.base import Budgets
-    from harness.runner import unenforceable_budget
+    from harness.scenarios.runner import unenforceable_budget
 
     if not is_agent(agent_name):
         return str(unknown_agent(agent_name))
@@ -291,7 +291,7 @@ def _agent_problem(agent_name: str, model: str | None, agent_options: dict[str, 
 
 
 def _judge_choice(judge: str | None, base_url: str | None) -> Any:
-    from harness.evaluators.llm_judge import JudgeChoice
+    from harness.grading.evaluators.llm_judge import JudgeChoice
 
     try:
         return JudgeChoice.parse(judge, base_url)

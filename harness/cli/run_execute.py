@@ -1,4 +1,4 @@
-"""A built plan of ``bench``, fitted to its batch (:func:`harness.runner.prepare_plan`: resume,
+"""A built plan of ``bench``, fitted to its batch (:func:`harness.scenarios.runner.prepare_plan`: resume,
 retry, shard, continued numbering) and then either listed with its cost range
 (:func:`list_plan`, ``--dry-run``: nothing runs) or run (:func:`execute_plan`): a progress
 display, Ctrl-C handling, the report, where every run was stored (:func:`report_storage`),
@@ -20,7 +20,7 @@ from harness.cli.run_selection import fail
 def plan_status(exc: Exception) -> int:
     """2 for a plan that cannot be made as asked; 1 for a batch the store does not hold (as
     every command says of a name the store does not know)."""
-    from harness.plan import BatchNotFound
+    from harness.scenarios.plan import BatchNotFound
 
     return 1 if isinstance(exc, BatchNotFound) else 2
 
@@ -44,9 +44,9 @@ def list_plan(plan: Any, options: Any, worker_url: str | None, db_path: str | No
     from rich.console import Console
 
     from harness.cli.plan_view import dry_run_table, money
-    from harness.estimate import estimate_plan
-    from harness.plan import PlanError
-    from harness.runner import prepare_plan
+    from harness.scenarios.estimate import estimate_plan
+    from harness.scenarios.plan import PlanError
+    from harness.scenarios.runner import prepare_plan
 
     client = open_for_reading(worker_url, db_path)
     try:
@@ -95,9 +95,9 @@ def execute_plan(plan: Any, options: Any, worker_url: str | None, db_path: str |
     from harness.cli.report import batch_json, batch_summary_table, make_console, render_run, run_json
     from harness.cli.store_options import open_store
     from harness.control import BatchControl, handle_sigint
-    from harness.evaluators.llm_judge import resolve_judge
-    from harness.plan import PlanError
-    from harness.runner import group_judge, prepare_plan, run_plan
+    from harness.grading.evaluators.llm_judge import resolve_judge
+    from harness.scenarios.plan import PlanError
+    from harness.scenarios.runner import group_judge, prepare_plan, run_plan
 
     err_console = Console(stderr=True)
     client = open_store(worker_url, db_path)
@@ -178,7 +178,7 @@ def execute_plan(plan: Any, options: Any, worker_url: str | None, db_path: str |
             console.print(batch_summary_table(stored_batch or outcome.batch))
     all_stored = report_storage(outcome, where, spool_dir, quiet=as_json)
     if outcome.interrupted:
-        from harness.local_model import stop_shared_server
+        from harness.models.local_model import stop_shared_server
 
         stop_shared_server(timeout_s=1.0)  # a model server mid-answer must not hold the exit
         cut = sum(1 for r in records if r.metadata.get("interrupted"))

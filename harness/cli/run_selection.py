@@ -46,7 +46,7 @@ def selection(targets: tuple[str, ...], all_suites: bool, scenario_list: str | N
         return None, [], suites_dir
     if not targets:
         fail("give a SUITE to run (see `bench list`), or --all for every suite; `bench --help` shows the commands")
-    from harness.scenarios import ScenarioError, discover_suites
+    from harness.scenarios.loading import ScenarioError, discover_suites
 
     word = targets[0]
     if is_path(word):
@@ -76,7 +76,7 @@ def suite_at(word: str) -> tuple[Path, str, str | None]:
 
     where = locate_suite(word)
     if where is None:
-        from harness.scenarios import ScenarioError, discover_suites
+        from harness.scenarios.loading import ScenarioError, discover_suites
 
         found = Path(word).expanduser()
         try:
@@ -104,7 +104,7 @@ def path_selection(word: str, names: list[str]) -> tuple[list[str], list[str], P
 def unknown_word(word: str, suites: list[str]) -> str:
     """``'bach' is neither a command nor a suite; did you mean `bench batch`?``"""
     from harness.cli.bench import main
-    from harness.suggest import closest
+    from harness._util.suggest import closest
 
     commands = [c for c in main.commands if c != "run"]
     pool = {**{c: f"`bench {c}` (a command)" for c in commands}, **{s: f"`bench {s}` (a suite)" for s in suites}}

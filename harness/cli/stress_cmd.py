@@ -130,7 +130,7 @@ def run(target: str, profile: str, base_url: str | None, concurrency: int, max_c
       bench stress openai:gpt-4o-mini --profile failure-recovery --duration 120 --max-cost 2 --json
     """
     from harness.control import handle_sigint
-    from harness.providers import ProviderError
+    from harness.models.providers import ProviderError
     from harness.stress import StressControl, StressError, StressOptions, parse_target, prepare
 
     try:

@@ -129,7 +129,7 @@ def _schema_check(canonical: str) -> _SchemaCheck:
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import best_match
 
-    from harness.jsonschemas import field_path
+    from harness._util.jsonschemas import field_path
 
     schema = json.loads(canonical)
     return _SchemaCheck(Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER),

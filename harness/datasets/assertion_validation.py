@@ -34,7 +34,7 @@ from typing import Any
 
 from harness.datasets.assertion_checks import canonical_json, compiled_regex
 from harness.datasets.assertion_types import ASSERTION_TYPES, AssertionSpec, is_number, quote
-from harness.suggest import closest
+from harness._util.suggest import closest
 
 _STRING_TYPES = frozenset({"contains", "icontains", "not-contains", "starts-with", "equals"})
 
@@ -65,7 +65,7 @@ def _schema_problem(canonical: str) -> str | None:
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 
-    from harness.jsonschemas import field_path
+    from harness._util.jsonschemas import field_path
 
     try:
         Draft202012Validator.check_schema(json.loads(canonical))

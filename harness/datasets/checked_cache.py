@@ -19,14 +19,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from harness.jsonschemas import load_schema
+from harness._util.jsonschemas import load_schema
 
 #: The version of what an entry vouches for. An entry says "these bytes read as this document
 #: and passed every check", so BUMP THIS NUMBER whenever a change could make the same bytes read
 #: differently or be judged differently: the readers (``harness/datasets/readers.py``,
 #: ``quick_yaml.py``), the checks (``checks.py``, the assertion value checks of
-#: ``harness.datasets.assertions``, the fast path of ``harness/jsonschema_fast.py`` and its
-#: number rules in ``harness/jsonschemas.py``) or the form an entry holds. Entries of another
+#: ``harness.datasets.assertions``, the fast path of ``harness/_util/jsonschema_fast.py`` and its
+#: number rules in ``harness/_util/jsonschemas.py``) or the form an entry holds. Entries of another
 #: version are never read (their names differ) and the files are checked afresh. A change to
 #: ``harness/schemas/dataset.schema.json`` needs no bump: the schema is part of every name.
 #: 3: keyed on this number instead of the checks' source; NaN and infinities refused in numbers.
@@ -49,7 +49,7 @@ class CheckedCache:
             return _DEFAULT_CACHE[1]
         cache = None
         if (setting[0] or "1").strip().lower() not in ("0", "false", "no", "off"):
-            from harness.providers.cache import default_cache_dir
+            from harness.models.providers.cache import default_cache_dir
 
             cache = cls(default_cache_dir() / "datasets")
         _DEFAULT_CACHE[:] = [setting, cache]

@@ -11,7 +11,7 @@ without references.
 
 The schema's fast path: cases (and the document's other keys) that plain-Python rules vouch
 for skip jsonschema (:func:`_schema_issues`); the rules are built from
-:mod:`harness.jsonschema_fast`, never laxer than the schema (``tests/test_dataset_format.py``
+:mod:`harness._util.jsonschema_fast`, never laxer than the schema (``tests/test_dataset_format.py``
 holds them to it). A NaN or an infinity where the schema asks for a number is refused.
 
 Resolution (:func:`_resolve`): ids and prompts rendered, the system prompt (the case's, else
@@ -40,7 +40,7 @@ from harness.datasets.model import (
     placeholders,
     render,
 )
-from harness.jsonschema_fast import (
+from harness._util.jsonschema_fast import (
     is_count,
     is_json_number,
     is_number,
@@ -50,7 +50,7 @@ from harness.jsonschema_fast import (
     suggestion,
     unknown_keys,
 )
-from harness.jsonschemas import SchemaIssue, load_schema, validate_long_list
+from harness._util.jsonschemas import SchemaIssue, load_schema, validate_long_list
 
 _FALSE_SCHEMA = re.compile(r"False schema does not allow .*", re.S)
 _CASE_PATH = re.compile(r"test_cases\[(\d+)\]")

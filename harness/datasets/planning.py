@@ -4,7 +4,7 @@
 from the run's ``run.json`` and refuses a change of providers or of the dataset's bytes),
 loads the dataset, selects the cases (``--filter``, ``--limit``, a fleet profile's sample and
 settings) and plans one :class:`PlannedCell` per (case, target, repeat): a
-:class:`harness.plan.Cell` with suite = dataset name, scenario = case id, tier ``dataset``,
+:class:`harness.scenarios.plan.Cell` with suite = dataset name, scenario = case id, tier ``dataset``,
 agent = the target's provider prefix, model = its model and iteration = the repeat, so
 ``--shard I/N`` keeps the same slice as of a scenario matrix. On a resume the cells whose last
 line in ``results.jsonl`` is not an error (or, with ``--retry-errors``, any line) are left
@@ -25,9 +25,9 @@ from typing import Any
 from harness._util.clock import now_iso
 from harness.datasets.format import Dataset, TestCase, apply_settings, load_dataset, sample_cases
 from harness.datasets.results_log import RESULTS_FILE, latest_by_key, read_results
-from harness.plan import Cell
-from harness.providers import ChatRequest, Message
-from harness.providers.registry import Target, missing_credentials, parse_target
+from harness.scenarios.plan import Cell
+from harness.models.providers import ChatRequest, Message
+from harness.models.providers.registry import Target, missing_credentials, parse_target
 from harness.results.records import new_batch_id
 
 TIER = "dataset"
@@ -56,7 +56,7 @@ class DatasetRunOptions:
     max_attempts: int = 4
     shard: tuple[int, int] | None = None
     cache: str = "off"  # off | replay
-    judge: Any = None  # harness.evaluators.llm_judge.JudgeChoice
+    judge: Any = None  # harness.grading.evaluators.llm_judge.JudgeChoice
     save_responses: bool = True
     resume: bool = False  # output_dir holds an earlier run to complete
     retry_errors: bool = False
@@ -291,8 +291,8 @@ def prepare(options: DatasetRunOptions, *, require_keys: bool = True) -> Dataset
 def estimate(run: DatasetRun) -> dict[str, Any]:
     """Requests and an upper estimate of the cost per target: input ~ 4 characters a token,
     output at each case's max_tokens (the most it can be). Unknown prices stay unknown."""
-    from harness.pricing import price_for
-    from harness.providers import Usage
+    from harness.models.pricing import price_for
+    from harness.models.providers import Usage
 
     out: dict[str, Any] = {"cells": len(run.cells), "targets": {}}
     for target in run.targets:
@@ -310,7 +310,7 @@ def _price_key(target: Target) -> tuple[str, str]:
     """(provider, model) of the price table for ``target``: ``local`` is the shipped model,
     whatever its target names it, priced under its own name as an openai-compatible server."""
     if target.prefix == "local":
-        from harness.local_model import MODEL_NAME
+        from harness.models.local_model import MODEL_NAME
 
         return "openai-compatible", MODEL_NAME
     return target.prefix, target.model

@@ -31,7 +31,7 @@ import yaml
 
 from harness.datasets.model import CSV_COLUMNS, CSV_VARIABLE_PREFIX, DEFAULT_VERSION, SUFFIXES, DatasetError
 from harness.datasets.quick_yaml import QuickReader
-from harness.jsonschema_fast import suggestion
+from harness._util.jsonschema_fast import suggestion
 
 
 class _YamlLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]

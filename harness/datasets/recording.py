@@ -23,22 +23,22 @@ from harness._util.clock import now_iso
 from harness.datasets.assertions import Answer, grade, needs_judge
 from harness.datasets.planning import DatasetRun, PlannedCell
 from harness.datasets.results_log import ResultsLog, cell_key
-from harness.engine import Outcome
+from harness.models.engine import Outcome
 from harness.events import Event, OnEvent
 from harness.results.records import new_run_id
 
 RESPONSE_CAP = 20_000  # characters of an answer kept in results.jsonl and the store
 
 
-#: The classes of :func:`harness.providers.failures.error_class` a cell's ``error_kind`` keeps.
+#: The classes of :func:`harness.models.providers.failures.error_class` a cell's ``error_kind`` keeps.
 _KINDS_OF_CLASS = {"connect": "connect", "dns": "dns", "timeout": "timeout"}
 
 
 def _error_kind(exc: Any) -> str:
     """The ``error_kind`` of a cell that ended on ``exc``: ``connect``, ``dns`` or ``timeout``
-    as :func:`harness.providers.failures.error_class` classes it, else the ProviderError's
+    as :func:`harness.models.providers.failures.error_class` classes it, else the ProviderError's
     kind (``unavailable``: 429, 5xx or a lost connection; ``auth``; ``refused``), else ``error``."""
-    from harness.providers.failures import error_class
+    from harness.models.providers.failures import error_class
 
     kind = _KINDS_OF_CLASS.get(error_class(exc))
     if kind is not None:

@@ -1,7 +1,7 @@
 """The judge of ``llm-rubric`` assertions over the provider layer.
 
 :func:`make_judge` builds a :data:`~harness.datasets.assertion_types.Judge` from a resolved
-judge (``harness.evaluators.llm_judge.ResolvedJudge``). Each call sends one user message
+judge (``harness.grading.evaluators.llm_judge.ResolvedJudge``). Each call sends one user message
 (:func:`build_judge_prompt`): the rubric, then the prompt and the model's answer inside
 ``<agent_data>`` tags with a random marker and the rule that instructions inside are data, each
 cut to :data:`JUDGE_TEXT_CAP` characters; secrets of the environment are redacted from it
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from harness.datasets.assertion_types import Judge, JudgeError, JudgeVerdict, is_number
 
 if TYPE_CHECKING:
-    from harness.evaluators.llm_judge import ResolvedJudge
+    from harness.grading.evaluators.llm_judge import ResolvedJudge
 
 JUDGE_SYSTEM_PROMPT = (
     "You grade the answer a language model gave to a prompt, against a rubric. You are strict "
@@ -45,7 +45,7 @@ class _VerdictError(ValueError):
 
 def build_judge_prompt(rubric: str, prompt: str, answer: str, marker: str | None = None) -> str:
     """The judge's user message: the rubric, then the prompt and the answer fenced as data."""
-    from harness.evaluators.llm_judge import _Fence
+    from harness.grading.evaluators.llm_judge import _Fence
 
     fence = _Fence(marker)
 
@@ -106,8 +106,8 @@ class _ProviderJudge:
     name: str = field(default="")
 
     def __call__(self, rubric: str, prompt: str, answer: str) -> JudgeVerdict:
-        from harness.providers import ChatRequest, Message, ProviderError
-        from harness.secrets import Redactor
+        from harness.models.providers import ChatRequest, Message, ProviderError
+        from harness._util.secrets import Redactor
 
         # The answer may repeat a secret it was shown; the judge's provider must not get it.
         content = Redactor.from_environment().text(build_judge_prompt(rubric, prompt, answer))
@@ -165,7 +165,7 @@ def make_judge(resolved: "ResolvedJudge", *, provider_factory: Callable[[str], A
     """
     if resolved.skip_reason is not None:
         raise JudgeError(f"judge skipped: {resolved.skip_reason}")
-    from harness.providers import ProviderError, get_provider
+    from harness.models.providers import ProviderError, get_provider
 
     name = resolved.provider or ""
     try:

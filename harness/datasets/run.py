@@ -2,7 +2,7 @@
 
 A run is a list of cells: (test case, target, repeat), planned by :func:`prepare`
 (:mod:`harness.datasets.planning`: the options, the cells, ``--resume``, the estimate). The
-cells go through the async request engine (:mod:`harness.engine`); each answer is graded by the
+cells go through the async request engine (:mod:`harness.models.engine`); each answer is graded by the
 case's assertions and appended at once, as one JSON line, to ``results.jsonl`` in the output
 directory (:mod:`harness.datasets.recording`, :mod:`harness.datasets.results_log`; each line is
 flushed as it is written, so a killed process loses at most the requests in flight).
@@ -58,7 +58,7 @@ from harness.datasets.results_log import sync_file as sync_file
 from harness.datasets.storing import STORE_CHUNK as STORE_CHUNK
 from harness.datasets.storing import run_record as run_record
 from harness.datasets.storing import store as store
-from harness.engine import Engine, EngineOptions, Job
+from harness.models.engine import Engine, EngineOptions, Job
 from harness.events import OnEvent
 
 
@@ -68,7 +68,7 @@ def resolve_rubric_judge(run: DatasetRun) -> tuple[Any, str, str]:
         return None, "no llm-rubric assertion", "none"
     from types import SimpleNamespace
 
-    from harness.evaluators.llm_judge import JudgeChoice, resolve_judge
+    from harness.grading.evaluators.llm_judge import JudgeChoice, resolve_judge
 
     choice = run.options.judge or JudgeChoice()
     resolved = resolve_judge(SimpleNamespace(enabled=True, model=None, provider=None), choice)

@@ -34,7 +34,7 @@ from harness.fleet.planning import FleetPlan, FleetPlanner, plan_fleet
 from harness.fleet.run_files import (MANIFEST_FILE, RESULTS_FILE, STATUS_FILE, TERMINAL_STATES, load_run_manifest,
                                      write_status)
 from harness.fleet.manifest import Manifest, ManifestError, load_manifest, run_id_for
-from harness.gc_tuning import fewer_collections
+from harness._util.gc_tuning import fewer_collections
 
 __all__ = ["FleetError", "FleetHandle", "ManifestError", "Manifest", "load_manifest", "plan_fleet", "start", "run",
            "resume", "status", "wait", "follow", "list_runs", "find_run", "create_run"]
@@ -57,7 +57,7 @@ class FleetHandle:
 
 
 def _index_dir() -> Path:
-    from harness.providers.cache import default_cache_dir
+    from harness.models.providers.cache import default_cache_dir
 
     return default_cache_dir() / "fleet-runs"
 

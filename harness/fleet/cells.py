@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.fleet.manifest import DatasetLookup, Profile, Repository
-from harness.providers.registry import Target
+from harness.models.providers.registry import Target
 
 #: A cell's results, one line per test as it ends, in the cell's directory.
 CELL_RESULTS = "results.jsonl"

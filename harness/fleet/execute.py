@@ -3,7 +3,7 @@ cells log, and write the artifacts.
 
 The run directory and its files are those of :mod:`harness.fleet.run_files`; the cells come
 from :mod:`harness.fleet.planning`. Dataset cells send their requests through one shared
-:class:`~harness.engine.Engine` (one event loop, one client per provider, one AIMD limit per
+:class:`~harness.models.engine.Engine` (one event loop, one client per provider, one AIMD limit per
 provider); suite cells run the scenario runner in a worker thread. Up to ``parallel_cells``
 cells run at once; without a plan given, the run plans the repositories one at a time
 (:class:`~harness.fleet.planning.FleetPlanner`) while the first cells already run, and writes
@@ -192,8 +192,8 @@ class FleetExecution:
 
     def _suite_cell(self, cell: FleetCell) -> CellResult:
         """Run a suite cell with the scenario runner (called in a worker thread)."""
-        from harness.plan import AgentChoice, build_plan, select_scenarios
-        from harness.runner import RunOptions, prepare_plan, run_plan
+        from harness.scenarios.plan import AgentChoice, build_plan, select_scenarios
+        from harness.scenarios.runner import RunOptions, prepare_plan, run_plan
 
         directory = self.run_dir / cell.relative_dir
         directory.mkdir(parents=True, exist_ok=True)
@@ -213,7 +213,7 @@ class FleetExecution:
             group.iterations = [i for i in group.iterations
                                 if (group.scenario.name, profile.tier, i) not in done]
         timeout_minutes = self.manifest.test_timeout_s / 60.0 if self.manifest.test_timeout_s else None
-        from harness.evaluators.llm_judge import JudgeChoice
+        from harness.grading.evaluators.llm_judge import JudgeChoice
 
         options = RunOptions(agent=agent, model=cell.target.model, metadata=self._metadata(cell),
                              agent_options=agent_options, timeout_minutes=timeout_minutes, control=self.control,
@@ -294,7 +294,7 @@ class FleetExecution:
     async def run(self) -> dict[str, Any]:
         """Run every cell not completed yet, then write the artifacts; the fleet results."""
         import asyncio
-        from harness.engine import Engine, EngineOptions
+        from harness.models.engine import Engine, EngineOptions
 
         queue: collections.deque[FleetCell] = collections.deque()
         todo = 0

@@ -37,7 +37,7 @@ from harness.fleet.manifest_checks import _plain_repository as _plain_repository
 from harness.fleet.manifest_checks import _plain_top as _plain_top
 from harness.fleet.manifest_checks import _problem_lines
 from harness.fleet.manifest_checks import _schema_issues as _schema_issues
-from harness.providers.registry import Target, parse_target
+from harness.models.providers.registry import Target, parse_target
 
 MANIFEST_VERSION = "1.0"
 SUFFIXES = {".json": "json", ".yaml": "yaml", ".yml": "yaml"}
@@ -241,7 +241,7 @@ def parse_manifest(document: Any, *, source: str = "<manifest>", root: Path | No
     output = document.get("output") or {}
     settings = document.get("global_settings") or {}
     if settings.get("judge") is not None:
-        from harness.evaluators.llm_judge import JudgeChoice
+        from harness.grading.evaluators.llm_judge import JudgeChoice
 
         try:
             JudgeChoice.parse(settings["judge"])
@@ -463,7 +463,7 @@ def agent_for(target: Target) -> tuple[str, dict[str, Any]]:
     """The scenario agent a provider runs as in a suite profile, and its options
     (``anthropic:claude-sonnet-4-6`` -> agent ``anthropic``; Groq, vLLM... -> ``openai`` at
     their base URL with their key)."""
-    from harness.providers.registry import key_for
+    from harness.models.providers.registry import key_for
 
     agent = _AGENT_OF_PREFIX.get(target.prefix)
     if agent is not None:

@@ -3,7 +3,7 @@
 :func:`_schema_issues` is ``validate("fleet", document)`` (``harness/schemas/fleet.schema.json``)
 with the plainly valid repositories left out of it, and without jsonschema at all (a long
 import) when the rest of the manifest is plainly valid too. "Plainly valid" is decided by
-rules in plain Python built from :mod:`harness.jsonschema_fast`, never laxer than the schema
+rules in plain Python built from :mod:`harness._util.jsonschema_fast`, never laxer than the schema
 (``tests/test_fleet_manifest.py`` holds them to jsonschema's verdict on about 1,000 variants):
 a NaN or an infinity where the schema asks for a number is refused by both, as for datasets.
 
@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from harness.jsonschema_fast import is_count, is_number, is_text, plain_object, suggestion, unknown_keys
-from harness.jsonschemas import SchemaIssue, load_schema, validate_long_list
+from harness._util.jsonschema_fast import is_count, is_number, is_text, plain_object, suggestion, unknown_keys
+from harness._util.jsonschemas import SchemaIssue, load_schema, validate_long_list
 
 _REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _REPOSITORY_RULES: dict[str, Any] = {

@@ -19,7 +19,7 @@ from typing import Any
 
 from harness.fleet.cells import FleetCell
 from harness.fleet.manifest import DatasetLookup, Manifest, Profile, Repository, find_dataset, suites_dir_for
-from harness.gc_tuning import fewer_collections
+from harness._util.gc_tuning import fewer_collections
 
 
 @dataclass
@@ -160,8 +160,8 @@ def plan_fleet(manifest: Manifest, *, clone: bool = True) -> FleetPlan:
 
 def _suite_tests(repo: Repository, profile: Profile) -> list[str] | str:
     """The scenario names a suite profile runs in ``repo`` (checked for the tier), or why not."""
-    from harness.plan import PlanError, select_scenarios
-    from harness.scenarios import ScenarioError, available_tiers
+    from harness.scenarios.plan import PlanError, select_scenarios
+    from harness.scenarios.loading import ScenarioError, available_tiers
 
     try:
         scenarios = select_scenarios(suites_dir_for(repo), [profile.suite or ""], list(profile.scenarios))
@@ -175,7 +175,7 @@ def _suite_tests(repo: Repository, profile: Profile) -> list[str] | str:
 
 
 def credential_notes(manifest: Manifest) -> list[str]:
-    from harness.providers.registry import missing_credentials
+    from harness.models.providers.registry import missing_credentials
 
     return [f"{t.spec} needs {var}" for t, var in missing_credentials(manifest.targets)]
 
@@ -185,8 +185,8 @@ def estimate(plan: FleetPlan) -> dict[str, Any]:
     provider for the requests (input ~ 4 characters a token, output at max_tokens). Scenario
     runs have no estimate: how many calls an agent makes is not known before it runs."""
     from harness.datasets.run import DEFAULT_MAX_TOKENS, _price_key, apply_settings, sample_cases
-    from harness.pricing import price_for
-    from harness.providers import Usage
+    from harness.models.pricing import price_for
+    from harness.models.providers import Usage
 
     datasets = plan.datasets or _Datasets()
     tokens: dict[tuple[str, str], tuple[int, int, int]] = {}

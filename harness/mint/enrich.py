@@ -32,7 +32,7 @@ import httpx
 
 from harness.mint.documents import DocumentFetchError, FetchedDocument, fetch_document
 from harness.mint.output import write_next_numbered
-from harness.providers.types import ChatRequest, ChatResponse, Message, ProviderError
+from harness.models.providers.types import ChatRequest, ChatResponse, Message, ProviderError
 from harness.specialists import Specialist, validate_template
 
 LIST_FIELDS = ("key_concepts", "use_cases", "relevant_for_tasks", "code_patterns")

@@ -19,7 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from harness.jsonschemas import SchemaIssue, validate
+from harness._util.jsonschemas import SchemaIssue, validate
 from harness.mint.comparison import comparison_section, iteration_of
 from harness.mint.output import write_next_numbered
 from harness.results.records import BatchRecord, RunRecord

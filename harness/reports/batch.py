@@ -97,7 +97,7 @@ def collect_batch(client: Any, batch_id: str) -> dict[str, Any]:
         data["notes"].append("the store answered the telemetry of the first runs only: the durations and costs "
                              "of the others are unknown")
     try:
-        from harness.plan import completeness
+        from harness.scenarios.plan import completeness
 
         state = completeness(batch.metadata, runs)
     except Exception:  # noqa: BLE001 - a fact of the page, never a reason to fail it

@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from harness.trees import valid_utf8
+from harness._util.trees import valid_utf8
 
 RunStatus = Literal["completed", "failed", "timeout", "budget_exceeded", "error"]
 FailureClass = Literal["agent", "validation", "judge", "tampered", "infra", "harness"]

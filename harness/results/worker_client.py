@@ -17,7 +17,7 @@ from harness.results.client import NotAWorkerError, PostOutcome, ResultsClient, 
 from harness.results.records import BatchRecord, RunRecord, StressRecord, storable
 from harness.results.spool import KEY_FIELDS, DeliveryOutcome, Kind, Spool, SpoolEntry, SyncReport, record_key
 from harness.results.transport import Transport, TransportResponse, TransportUnavailable
-from harness.secrets import Redactor
+from harness._util.secrets import Redactor
 
 log = logging.getLogger(__name__)
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.ownership import MARKER_VAR
+from harness._util.ownership import MARKER_VAR
 from harness.sandbox.identity import resolve_identity
 from harness.sandbox.limits import Cgroup, LimitEnforcement, Limits
 from harness.sandbox.output import CommandResult, supervise

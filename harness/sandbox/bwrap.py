@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.ownership import owned
+from harness._util.ownership import owned
 from harness.sandbox.base import Sandbox, SandboxSpec, _passthrough_env, interpreter_bin
 
 WORKSPACE = "/workspace"
@@ -134,7 +134,7 @@ def _account_files(uid: int, gid: int) -> tuple[str, ...]:
         return ()
     except KeyError:
         pass
-    from harness.trees import remove_tree
+    from harness._util.trees import remove_tree
 
     folder = Path(tempfile.mkdtemp(prefix=owned("zebench-sandbox-accounts-")))
     atexit.register(remove_tree, folder)

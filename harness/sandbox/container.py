@@ -68,7 +68,7 @@ from pathlib import Path
 from typing import Any
 
 from harness._util.places import user_cache_dir
-from harness.ownership import MARKER_VAR, owned, pid_alive
+from harness._util.ownership import MARKER_VAR, owned, pid_alive
 from harness.sandbox.base import (
     CONTAINER_KINDS,
     Mount,

@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from harness.ownership import owned
-from harness.trees import remove_tree
+from harness._util.ownership import owned
+from harness._util.trees import remove_tree
 
 FORWARDER = Path(__file__).resolve().parents[1] / "data" / "egress"  # zebench_egress.py
 FORWARDER_INNER = "/zebench/egress-forwarder"

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from harness.ownership import owned
+from harness._util.ownership import owned
 
 CONTAINERFILES = ("Containerfile", "Dockerfile")
 IMAGE_NAME = "zebench-env"

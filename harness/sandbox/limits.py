@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.ownership import pid_alive
+from harness._util.ownership import pid_alive
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB

@@ -25,10 +25,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from harness.ownership import MARKER_VAR, owned
+from harness._util.ownership import MARKER_VAR, owned
 from harness.sandbox.base import Mount, Sandbox, SandboxSpec, _passthrough_env, interpreter_bin
 from harness.sandbox.limits import Cgroup
-from harness.trees import remove_tree
+from harness._util.trees import remove_tree
 
 
 

@@ -1,5 +1,5 @@
 """``bench check``: prove a scenario sound. :func:`check_scenario` runs a scenario through the
-runner (:func:`harness.runner.run_plan`, without a results store: nothing is stored) and turns
+runner (:func:`harness.scenarios.runner.run_plan`, without a results store: nothing is stored) and turns
 the runs into verdicts as soon as the runs each rests on are done:
 
 - ``scenario loads``: the scenario loads and has a prompt for the tier (else no run at all);
@@ -25,7 +25,7 @@ from typing import Any
 from harness.agents import register_agent
 from harness.scaffold.careless import PATCH_AGENT, PatchAgent
 from harness.scaffold.names import Target
-from harness.scenarios import Scenario, ScenarioError, available_tiers, load_scenario, resolve_prompt
+from harness.scenarios.loading import Scenario, ScenarioError, available_tiers, load_scenario, resolve_prompt
 
 # The verdicts' check names, in the order a scenario's rows are reported.
 LOADS = "scenario loads"
@@ -252,9 +252,9 @@ def check_scenario(target: Target, options: CheckOptions | None = None,
     A scenario that does not load (or has no prompt for the tier) gets one failed
     ``scenario loads`` verdict and no runs. Raises only for bad options (ValueError).
     """
-    from harness.evaluators.llm_judge import JudgeChoice
-    from harness.plan import Group, Plan
-    from harness.runner import RunOptions, new_batch_id, run_plan
+    from harness.grading.evaluators.llm_judge import JudgeChoice
+    from harness.scenarios.plan import Group, Plan
+    from harness.scenarios.runner import RunOptions, new_batch_id, run_plan
 
     options = options or CheckOptions()
     collector = _Collector(target.key, on_verdict, options.oracle_runs)

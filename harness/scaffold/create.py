@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.scaffold.names import InvalidName, name_problem
-from harness.scenarios import SCENARIO_FILE, load_scenario
+from harness.scenarios.loading import SCENARIO_FILE, load_scenario
 
 
 class ScenarioExists(FileExistsError):

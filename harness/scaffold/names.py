@@ -4,7 +4,7 @@ searches (:func:`suites_dirs`: the given ones, then the shipped ``suites/``) and
 ``SUITE`` or ``SUITE/SCENARIO`` word names there (:func:`find_targets`, :class:`Target`).
 
 A bad name is :class:`InvalidName`; an unknown suite or scenario, or a missing directory, is a
-:class:`~harness.scenarios.ScenarioError` naming what exists.
+:class:`~harness.scenarios.loading.ScenarioError` naming what exists.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.scenarios import RESERVED_SUITE_NAMES, SCENARIO_FILE, ScenarioError, default_suites_dir
+from harness.scenarios.loading import RESERVED_SUITE_NAMES, SCENARIO_FILE, ScenarioError, default_suites_dir
 
 #: A suite or scenario name: a directory name that `bench SUITE SCENARIO` can name as a word
 #: (no option-like leading dash, no path separator, no hidden or relative directory).
@@ -64,7 +64,7 @@ def shipped_suites_dir() -> Path | None:
 def suites_dirs(given: Sequence[str | Path] = (), include_shipped: bool = True) -> list[Path]:
     """The suite directories to search, in order: each given one (an entry may be an
     ``os.pathsep``-separated list), then the shipped suites unless ``include_shipped`` is false;
-    :func:`~harness.scenarios.default_suites_dir` when that leaves none. Raises
+    :func:`~harness.scenarios.loading.default_suites_dir` when that leaves none. Raises
     :class:`ScenarioError` for one that does not exist."""
     dirs: list[Path] = []
     for entry in given:

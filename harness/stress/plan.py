@@ -96,9 +96,9 @@ class StepPlan:
 
 def parse_target(text: str) -> tuple[str, str]:
     """``PROVIDER:MODEL`` -> (provider, model), the provider one of the registry's prefixes
-    (:mod:`harness.providers.registry`); StressError when either part is missing or the
+    (:mod:`harness.models.providers.registry`); StressError when either part is missing or the
     provider is unknown."""
-    from harness.providers.registry import ALIASES, REGISTRY, known_prefixes
+    from harness.models.providers.registry import ALIASES, REGISTRY, known_prefixes
 
     provider, sep, model = text.partition(":")
     provider = ALIASES.get(provider.lower(), provider.lower())

@@ -4,7 +4,7 @@ request, the steps summarised as they end, and the stops.
 Every request is made once (``Provider.achat(..., retry=False)``) and gives one sample in the
 format of :mod:`worker.analysis.stress` (failures classed ``timeout``, ``429``, ``5xx``,
 ``connection``, ``other`` by :func:`error_class`, from the provider layer's one classification
-:func:`harness.providers.failures.error_class`); each step is summarised by ``summarize_step``
+:func:`harness.models.providers.failures.error_class`); each step is summarised by ``summarize_step``
 when its last request has finished, and the test by :func:`harness.stress.record.summarize`.
 The result is a :class:`StressResult` holding the record for ``ResultsClient.post_stress``.
 
@@ -29,9 +29,9 @@ from typing import Any
 
 from harness._util.clock import now_iso
 from harness.events import Event, OnEvent, ignore
-from harness.providers import ChatRequest, Message, Provider, ProviderError, get_provider
-from harness.providers.failures import UNREACHABLE
-from harness.providers.failures import error_class as failure_class
+from harness.models.providers import ChatRequest, Message, Provider, ProviderError, get_provider
+from harness.models.providers.failures import UNREACHABLE
+from harness.models.providers.failures import error_class as failure_class
 from harness.results.records import StressRecord
 from harness.stress.plan import StepPlan, StressError, StressOptions, build_prompt, plan_steps
 from harness.stress.record import build_record, record_config
@@ -102,7 +102,7 @@ class _StepState:
     summary: dict[str, Any] | None = None
 
 
-#: How a class of :func:`harness.providers.failures.error_class` is counted in a test's figures,
+#: How a class of :func:`harness.models.providers.failures.error_class` is counted in a test's figures,
 #: whose classes are :data:`worker.analysis.stress.ERROR_CLASSES`: a request that reached no
 #: server (``connect``, ``dns``) is a ``connection`` failure there, a refusal (``auth``, ``4xx``)
 #: is ``other``; the others keep their name. The failure messages keep the finer class.
@@ -112,7 +112,7 @@ FIGURE_CLASS = {"connect": "connection", "dns": "connection", "auth": "other", "
 def error_class(exc: BaseException) -> str:
     """The failure class of :data:`worker.analysis.stress.ERROR_CLASSES` for an exception of
     a request: 429, 5xx, timeout (also 408), connection (no connection, or one that broke),
-    other. It is :func:`harness.providers.failures.error_class` folded by :data:`FIGURE_CLASS`."""
+    other. It is :func:`harness.models.providers.failures.error_class` folded by :data:`FIGURE_CLASS`."""
     cls = failure_class(exc)
     return FIGURE_CLASS.get(cls, cls)
 
@@ -148,7 +148,7 @@ class StressTest:
         self._priced_ok = 0
         self._answered = 0
         self._tasks: set[asyncio.Task] = set()
-        from harness.pricing import price_for
+        from harness.models.pricing import price_for
 
         self._price = price_for(self.provider.name, self.opts.model)
 
@@ -168,7 +168,7 @@ class StressTest:
             return state.spent / state.priced
         if self._price is None:
             return None
-        from harness.providers import Usage
+        from harness.models.providers import Usage
 
         characters = len(build_prompt(state.plan.prompt_tokens, self._seq + 1, self.opts.max_tokens))
         tokens = max(state.plan.prompt_tokens, characters // 3 + 1)
@@ -446,7 +446,7 @@ def prepare(opts: StressOptions, *, on_event: OnEvent | None = None,
     """Check everything that can be checked before a request is sent and build the test:
     the options (:class:`StressError`), the credentials (``MissingCredentialsError`` naming the
     environment variable), and that ``max_cost`` can be enforced (a price for the model)."""
-    from harness.pricing import price_for, unpriced_reason
+    from harness.models.pricing import price_for, unpriced_reason
 
     plan = plan_steps(opts)
     if provider is None:
@@ -457,8 +457,8 @@ def prepare(opts: StressOptions, *, on_event: OnEvent | None = None,
         else:
             # The request engine's provider: the registry's base URLs and keys, one pool sized
             # for the peak; each request is one Engine.attempt-style call (no retry, no limit).
-            from harness.engine import Engine, EngineOptions
-            from harness.providers.registry import parse_target as registry_target
+            from harness.models.engine import Engine, EngineOptions
+            from harness.models.providers.registry import parse_target as registry_target
 
             try:
                 target = registry_target(f"{opts.provider}:{opts.model}", base_url=opts.base_url)

@@ -199,7 +199,7 @@ def generate(options: GenerateOptions, progress: Progress | None = None) -> Outc
     if unknown or not options.kinds:
         raise TaskgenError(f"--kinds: unknown kind(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(KINDS)}")
     if options.model is not None:
-        from harness.providers.registry import parse_target
+        from harness.models.providers.registry import parse_target
 
         try:
             parse_target(options.model, base_url=options.base_url)

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from harness.scenarios import SCENARIO_FILE
+from harness.scenarios.loading import SCENARIO_FILE
 from harness.taskgen.mutants import Mutant
 from harness.taskgen.testrun import Failure, pytest_command
 
@@ -88,8 +88,8 @@ def model_text(model: str, base_text: TaskText, base_url: str | None = None) -> 
     """The L1 prompt rewritten by ``model`` (``PROVIDER:MODEL``) through the provider layer,
     from the same facts as the template (the failing tests), never the diff. Raises
     ValueError when the model cannot be called or answers nothing."""
-    from harness.providers.registry import build_provider, parse_target
-    from harness.providers.types import ChatRequest, Message
+    from harness.models.providers.registry import build_provider, parse_target
+    from harness.models.providers.types import ChatRequest, Message
 
     target = parse_target(model, base_url=base_url)
     try:

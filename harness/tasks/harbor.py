@@ -9,7 +9,7 @@ A Harbor **task** is a directory holding::
     solution/solve.sh      the reference solution (optional)
 
 A **task suite** is a directory of tasks. :func:`load_task` loads one task as a
-:class:`~harness.scenarios.Scenario`:
+:class:`~harness.scenarios.loading.Scenario`:
 
 - the prompt is ``instruction.md``, the one tier ``L1`` (label ``L1-instruction``);
 - the workspace starts as what ``environment/Dockerfile`` copies into the image's final
@@ -19,13 +19,13 @@ A **task suite** is a directory of tasks. :func:`load_task` loads one task as a
   steps are the container backend's (``Scenario.environment`` is the build context it uses);
 - the oracle runs ``solution/solve.sh`` in the workspace, with ``solution/`` at ``/solution``;
 - ``tests/`` is never in the workspace: the ``harbor_verifier`` evaluator
-  (:mod:`harness.evaluators.harbor_verifier`) copies it to ``/tests`` of a sandbox on the
+  (:mod:`harness.grading.evaluators.harbor_verifier`) copies it to ``/tests`` of a sandbox on the
   grading copy only at grading time, runs ``bash /tests/test.sh`` there and reads the reward
   from ``/logs/verifier`` (``reward.json``, else ``reward.txt``, else the exit status);
 - ``task.toml``'s settings (:mod:`harness.tasks.harbor_settings`) are honoured where the
   sandbox has the knob (the agent's timeout, the verifier's timeout and environment, memory,
   storage as the workspace quota, network) and refused by name
-  (:class:`~harness.scenarios.ScenarioError` naming the file and the field) where it has none:
+  (:class:`~harness.scenarios.loading.ScenarioError` naming the file and the field) where it has none:
   GPUs, more CPUs or memory than this machine has, docker-compose services, prebuilt images,
   network allowlists, named users, MCP servers, multi-step tasks.
 
@@ -40,8 +40,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from harness.scenario_model import JudgeConfig, Scenario, ScenarioError, Suite, TierPrompt
-from harness.suggest import did_you_mean
+from harness.scenarios.model import JudgeConfig, Scenario, ScenarioError, Suite, TierPrompt
+from harness._util.suggest import did_you_mean
 from harness.tasks.common import (
     SOLUTION_DIR,
     SOLVE_SCRIPT,

@@ -5,7 +5,7 @@ the sandbox has the knob: the agent's timeout, the verifier's timeout (600 s whe
 as in Harbor) and environment, memory, storage (the workspace quota), CPUs (checked against
 this machine) and the network (all of it or none: ``public`` or ``no-network``, one setting
 for the agent and the verifier). One it has no knob for, or that this machine cannot give,
-is refused: a :class:`~harness.scenarios.ScenarioError`, one line naming the file and the
+is refused: a :class:`~harness.scenarios.loading.ScenarioError`, one line naming the file and the
 field (GPUs, more CPUs or memory than this machine has, prebuilt images, network allowlists,
 named users, an environment for ``solve.sh``, MCP servers, health checks, skills
 directories, variables taken from the host's environment, multi-step tasks). A value of the
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.scenario_model import ScenarioError
-from harness.suggest import did_you_mean
+from harness.scenarios.model import ScenarioError
+from harness._util.suggest import did_you_mean
 from harness.tasks.common import read_text
 
 DEFAULT_VERIFIER_TIMEOUT_S = 600.0  # Harbor's default [verifier] timeout_sec

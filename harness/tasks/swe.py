@@ -3,7 +3,7 @@
 An **instance file** is JSONL, one SWE-bench instance per line (a ``.json`` file holding an
 array of instances is read too; :mod:`harness.tasks.swe_instances` reads and checks it); the
 file is a suite named after its stem, each instance a scenario named by its ``instance_id``.
-:func:`load_instance` loads one instance as a :class:`~harness.scenarios.Scenario`:
+:func:`load_instance` loads one instance as a :class:`~harness.scenarios.loading.Scenario`:
 
 - the prompt is ``problem_statement``, the one tier ``L1`` (label ``L1-problem``);
 - the workspace starts as the repository's tree at ``base_commit``, read with git from a local
@@ -15,7 +15,7 @@ file is a suite named after its stem, each instance a scenario named by its ``in
   ``gold.patch`` and a ``solve.sh`` that applies it;
 - ``test_patch`` is never in the workspace: it is applied at load time to a scratch copy of the
   base tree, and the files it touches, as it leaves them, are what the ``swe_tests`` evaluator
-  (:mod:`harness.evaluators.swe_tests`) lays over the grading copy (files it deletes are
+  (:mod:`harness.grading.evaluators.swe_tests`) lays over the grading copy (files it deletes are
   deleted), so whatever the agent wrote at those paths is replaced; then ``FAIL_TO_PASS`` and
   ``PASS_TO_PASS`` run with the test command;
 - the zebench fields ``test_command``, ``install`` (the warmup's commands, run again on the
@@ -41,8 +41,8 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from harness.scenario_model import JudgeConfig, Scenario, ScenarioError, Suite, TierPrompt
-from harness.suggest import did_you_mean
+from harness.scenarios.model import JudgeConfig, Scenario, ScenarioError, Suite, TierPrompt
+from harness._util.suggest import did_you_mean
 from harness.tasks.common import SOLUTION_DIR, SOLVE_SCRIPT, TESTS_DIR, one_prompt, plain_name, raw_settings, title_of
 from harness.tasks.swe_git import (
     GitError,

@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from harness.providers.types import ToolSpec
+from harness.models.providers.types import ToolSpec
 from harness.sandbox import SandboxClosed
-from harness.secrets import Redactor
+from harness._util.secrets import Redactor
 from harness.tools.oracle import Oracle
 from harness.tools.paths import PathOutsideWorkspace, confine, relative
-from harness.trees import make_dirs, read_regular, walk
+from harness._util.trees import make_dirs, read_regular, walk
 
 if TYPE_CHECKING:
     from harness.sandbox import Sandbox

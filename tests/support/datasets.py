@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness.datasets.run import DatasetRunOptions, read_results
-from harness.providers.registry import parse_target
+from harness.models.providers.registry import parse_target
 from harness.testing.mock_model import MockConfig, ThreadedMock
 from scenario_builders import use_local_store
 from support.providers import KEY_VARS

@@ -4,8 +4,8 @@ and response bodies that respx answers in place of Anthropic's and OpenAI's APIs
 
 from __future__ import annotations
 
-from harness.providers import ChatRequest, Message, ToolSpec
-from harness.providers.registry import REGISTRY
+from harness.models.providers import ChatRequest, Message, ToolSpec
+from harness.models.providers.registry import REGISTRY
 
 KEY_VARS = sorted({e.env_var for e in REGISTRY.values() if e.env_var}
                   | {e.base_url_env for e in REGISTRY.values() if e.base_url_env})

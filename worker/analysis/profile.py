@@ -1,7 +1,7 @@
 """Where the runs of a batch spent their time: per phase, the median, the 95th percentile and
 the share of the total, and the bottleneck named in words.
 
-A run records its phases in ``metadata.phases`` (milliseconds; see ``harness.runner.Phases``).
+A run records its phases in ``metadata.phases`` (milliseconds; see ``harness.scenarios.runner.Phases``).
 They are additive and make up the run's duration: ``workspace`` (copying the fixture),
 ``agent.model`` / ``agent.tools`` / ``agent.other`` (inside model calls, inside tool
 executions, the rest of the agent's time), ``diff``, ``grading.copy``, ``validation.<command>``,

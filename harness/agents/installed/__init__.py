@@ -43,8 +43,8 @@ from harness.agents.installed.tools import Package, executable_path, install_com
 from harness.agents.registry import register_agent
 from harness.leftovers import owned
 from harness.sandbox.identity import resolve_identity
-from harness.secrets import is_secret_name
-from harness.trees import read_regular, remove_tree
+from harness._util.secrets import is_secret_name
+from harness._util.trees import read_regular, remove_tree
 
 AGENT_HOME = "/zebench/agent-home"  # the agent's private home, inside the sandbox (bwrap, containers)
 RELAYED_KINDS = ("bwrap", "podman", "docker")  # the backends that run the agent behind the egress relay
@@ -241,7 +241,7 @@ class InstalledAgent:
 
     def price(self):  # -> ModelPrice | None
         """The price of the model asked for (None for the CLI's own default, or an unpriced one)."""
-        from harness.pricing import price_for
+        from harness.models.pricing import price_for
 
         return price_for(self.spec.api, self.model) if self.model else None
 
@@ -335,8 +335,8 @@ class InstalledAgent:
 def _priced(api: str, result: AgentResult) -> float | None:
     """The cost of what the agent reported, from the price table (None, with a warning, when
     the table has no price for the model)."""
-    from harness.pricing import cost_for_usage
-    from harness.providers.types import Usage
+    from harness.models.pricing import cost_for_usage
+    from harness.models.providers.types import Usage
 
     return cost_for_usage(api, result.model or "", Usage(
         input_tokens=result.tokens_in, output_tokens=result.tokens_out,

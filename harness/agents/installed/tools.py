@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.trees import remove_tree
+from harness._util.trees import remove_tree
 
 TOOLS_ENV = "ZE_BENCHMARKS_TOOLS_DIR"
 MARKER = "installed.json"
