@@ -1,7 +1,7 @@
 """Client overhead and throughput of ``bench dataset`` against a model that answers in 50 ms.
 
 A dataset of N generated cases (each graded by two assertions) runs through the library path
-of ``bench dataset`` (:func:`harness.datasets.run.prepare` and :func:`execute`: the engine,
+of ``bench dataset`` (:func:`harness.datasets.planning.prepare` and :func:`execute`: the engine,
 the SDK's async client, grading, results.jsonl, then the exports) against
 ``benchmarks/mock_llm.py`` in its own process, at several concurrencies; in the same run a raw
 aiohttp client sends the same requests as the reference. Each measurement runs in a fresh
@@ -65,7 +65,8 @@ def child_dataset(port: int, dataset: str, concurrency: int, out: str) -> dict:
     import asyncio
 
     sys.path.insert(0, str(ROOT))
-    from harness.datasets.run import DatasetRunOptions, execute, prepare
+    from harness.datasets.planning import DatasetRunOptions, prepare
+    from harness.datasets.run import execute
     from harness.models.providers.registry import parse_targets
 
     c_import = _usage()

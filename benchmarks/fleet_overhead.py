@@ -154,9 +154,9 @@ def _common_imports() -> None:
 
 
 # What a fleet does per cell besides sending (timed by ``--phases`` in a run of its own).
-PHASES = (("harness.datasets.run", None, "prepare"), ("harness.models.engine", "Engine", "run"),
+PHASES = (("harness.datasets.planning", None, "prepare"), ("harness.models.engine", "Engine", "run"),
           ("harness.datasets.run", None, "finish"), ("harness.fleet.execute", None, "_write_dataset_responses"),
-          ("harness.datasets.run", None, "store"), ("harness.fleet.execute", "FleetExecution", "_append_entry"),
+          ("harness.datasets.storing", None, "store"), ("harness.fleet.execute", "FleetExecution", "_append_entry"),
           ("harness.fleet.execute", "FleetExecution", "_dataset_cell"),
           ("harness.fleet.execute", "FleetExecution", "finish"),
           ("harness.fleet.execute", "FleetExecution", "_post_batch"))
@@ -230,7 +230,8 @@ def child_baseline(manifest_path: str, parallel_cells: int) -> dict:
     import asyncio
 
     from harness.datasets.format import load_dataset
-    from harness.datasets.run import apply_settings, build_request, sample_cases
+    from harness.datasets.model import apply_settings, sample_cases
+    from harness.datasets.planning import build_request
     from harness.models.engine import Engine, EngineOptions, Job
     from harness.fleet import load_manifest, plan_fleet
     from harness.fleet.execute import DEFAULT_CONCURRENCY

@@ -20,9 +20,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# The ownership conventions live in harness._util.ownership (the sandbox uses them too); they are
-# importable from here as well.
-from harness._util.ownership import MARKER_VAR, owned, owner_of, pid_alive
+from harness._util.ownership import MARKER_VAR, owner_of, pid_alive
 from harness._util.trees import remove_tree
 
 TEMP_PREFIXES = ("zebench-sandbox-", "zebench-reports-", "zebench-tools-", "zebench-probe-", "zebench-egress-",

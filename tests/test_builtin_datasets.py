@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.datasets.assertions import DETERMINISTIC, Answer, Grade, grade
-from harness.datasets.format import Dataset, TestCase, builtin_datasets, load_dataset
+from harness.datasets.assertion_types import DETERMINISTIC, Answer, Grade
+from harness.datasets.assertions import grade
+from harness.datasets.format import builtin_datasets, load_dataset
+from harness.datasets.model import Dataset, TestCase
 
 EXPECTED = ("coding", "creative-writing", "instruction-following", "reasoning", "summarization")
 ZERO_TEMPERATURE = ("coding", "instruction-following", "reasoning")

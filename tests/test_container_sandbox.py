@@ -30,7 +30,8 @@ from harness.grading.evaluators.llm_judge import JudgeChoice
 from harness.sandbox import Limits, SandboxClosed, SandboxSpec, SandboxUnavailable, open_sandbox, resolve_mode
 from harness.sandbox import container
 from harness.sandbox.images import ImageError, build_image, context_hash
-from harness.scenarios.loading import ScenarioError, load_scenario, resolve_prompt
+from harness.scenarios.loading import load_scenario, resolve_prompt
+from harness.scenarios.model import ScenarioError
 from harness.testing.results import MemoryResults
 from scenario_builders import make_scenario
 from support.containers import static_busybox

@@ -10,20 +10,11 @@ import httpx
 import pytest
 import respx
 
-from harness.datasets.assertions import (
-    ASSERTION_TYPES,
-    DETERMINISTIC,
-    Answer,
-    JudgeError,
-    JudgeVerdict,
-    compiled_regex,
-    grade,
-    json_text,
-    make_judge,
-    needs_judge,
-    parse_verdict,
-    validate_assertion,
-)
+from harness.datasets.assertion_checks import compiled_regex, json_text
+from harness.datasets.assertion_types import ASSERTION_TYPES, DETERMINISTIC, Answer, JudgeError, JudgeVerdict
+from harness.datasets.assertion_validation import validate_assertion
+from harness.datasets.assertions import grade, needs_judge
+from harness.datasets.rubric_judge import make_judge, parse_verdict
 from harness.grading.evaluators.llm_judge import ResolvedJudge
 
 ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"
@@ -38,7 +29,7 @@ def _no_credentials(monkeypatch):
 
 def A(type_, value=None, **kw):
     """An assertion, as the dataset loader builds it."""
-    from harness.datasets.format import Assertion
+    from harness.datasets.model import Assertion
 
     return Assertion(type=type_, value=value, **kw)
 
@@ -46,7 +37,7 @@ def A(type_, value=None, **kw):
 def make_case(*asserts, expected=None, references=(), threshold=None,
               prompt="What is the capital of France?"):
     """A test case with the given assertions (and ``expected`` as its implicit icontains, first)."""
-    from harness.datasets.format import TestCase
+    from harness.datasets.model import TestCase
 
     listed = list(asserts)
     if expected is not None:
@@ -212,7 +203,7 @@ def test_expected_is_an_implicit_icontains_first():
 
 
 def test_expected_from_a_dataset_document_grades_as_icontains():
-    from harness.datasets.format import parse_dataset
+    from harness.datasets.checks import parse_dataset
 
     dataset = parse_dataset({"name": "d", "test_cases": [
         {"id": "a", "prompt": "Capital of France?", "expected": "Paris"},

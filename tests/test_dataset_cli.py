@@ -18,7 +18,9 @@ from click.testing import CliRunner
 from harness.cli.bench import main
 from harness.control import BatchControl
 from harness.datasets.format import builtin_datasets
-from harness.datasets.run import cell_key, execute, prepare, read_results
+from harness.datasets.planning import prepare
+from harness.datasets.results_log import cell_key, read_results
+from harness.datasets.run import execute
 from support.datasets import ANSWERS, BENCH, EXPECTED, env, lines_of, mock_server, options, resume_options, targets_of
 from support.datasets import write_dataset
 

@@ -17,16 +17,9 @@ from jsonschema import Draft202012Validator
 
 from harness.datasets import checked_cache, checks, readers
 from harness.datasets import format as fmt
-from harness.datasets.format import (
-    Assertion,
-    DatasetError,
-    MissingVariablesError,
-    builtin_datasets,
-    load_dataset,
-    parse_dataset,
-    placeholders,
-    render,
-)
+from harness.datasets.checks import parse_dataset
+from harness.datasets.format import builtin_datasets, load_dataset
+from harness.datasets.model import Assertion, BuiltinInfo, DatasetError, MissingVariablesError, placeholders, render
 from harness._util.jsonschemas import load_schema, validate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -375,9 +368,10 @@ def test_a_bad_regex_and_a_bad_json_schema_are_found_at_load_time():
 
 
 def test_the_schema_lists_the_same_assertion_types_as_the_grader():
-    module = assertions_module()
+    from harness.datasets.assertion_types import ASSERTION_TYPES
+
     enum = load_schema("dataset")["$defs"]["assertion"]["properties"]["type"]["enum"]
-    assert sorted(enum) == sorted(module.ASSERTION_TYPES)
+    assert sorted(enum) == sorted(ASSERTION_TYPES)
 
 
 # --- resolution ----------------------------------------------------------------------------------
@@ -526,8 +520,8 @@ def test_built_in_datasets_by_name(tmp_path, monkeypatch):
     write(tmp_path / "alpha.json", '{"name": "alpha", "test_cases": [{"id": "a", "prompt": "p"}]}')
     write(tmp_path / "notes.txt", "not a dataset")
     assert builtin_datasets() == [
-        fmt.BuiltinInfo("alpha", "", 1, tmp_path / "alpha.json"),
-        fmt.BuiltinInfo("zeta", "Last one", 2, tmp_path / "zeta.yaml"),
+        BuiltinInfo("alpha", "", 1, tmp_path / "alpha.json"),
+        BuiltinInfo("zeta", "Last one", 2, tmp_path / "zeta.yaml"),
     ]
     ds = load_dataset("zeta")
     assert (ds.name, ds.source, len(ds.cases)) == ("zeta", "builtin:zeta", 2)
@@ -703,7 +697,7 @@ def _cached_dataset(tmp_path, cases: int = 3) -> Path:
 def test_a_checked_file_is_not_parsed_or_schema_checked_again(tmp_path, monkeypatch, own_cache):
     path = _cached_dataset(tmp_path)
     first = fmt.load_file(path)
-    entries = list((fmt.CheckedCache.default().directory).glob("*.json"))
+    entries = list((checked_cache.CheckedCache.default().directory).glob("*.json"))
     assert len(entries) == 1
     calls = []
     monkeypatch.setattr(readers, "_read_yaml", lambda *a: calls.append("yaml"))
@@ -738,7 +732,7 @@ def test_only_a_document_json_holds_exactly_is_kept(tmp_path, own_cache):
     files = {"plain": "      k: v\n      n: 2\n",  # read by the quick reader: kept without being read back
              "number-key": "      1: v\n",  # JSON would make the key text: not kept
              "infinity": "      x: .inf\n"}  # JSON has no infinity: not kept, whoever read it
-    entries = fmt.CheckedCache.default().directory
+    entries = checked_cache.CheckedCache.default().directory
     for name, metadata in files.items():
         path = tmp_path / f"{name}.yaml"
         path.write_text(head + metadata)
@@ -766,7 +760,7 @@ def test_a_document_checked_by_other_code_is_checked_again_and_a_broken_cache_is
         tmp_path, monkeypatch, own_cache):
     path = _cached_dataset(tmp_path)
     fmt.load_file(path)
-    (entry,) = fmt.CheckedCache.default().directory.glob("*.json")
+    (entry,) = checked_cache.CheckedCache.default().directory.glob("*.json")
     # An entry says the document passed the checks of the code that kept it: the checks'
     # version is part of its name, so a new version of them means the file is checked afresh.
     doc = json.loads(entry.read_text())
@@ -775,7 +769,7 @@ def test_a_document_checked_by_other_code_is_checked_again_and_a_broken_cache_is
     assert [c.id for c in fmt.load_file(path).cases] == ["c0", "c0", "c2"]  # this code kept it
     monkeypatch.setattr(checked_cache, "_cache_salt", lambda: "checked-by-other-code")
     assert [c.id for c in fmt.load_file(path).cases] == ["c0", "c1", "c2"]
-    assert len(list(fmt.CheckedCache.default().directory.glob("*.json"))) == 2
+    assert len(list(checked_cache.CheckedCache.default().directory.glob("*.json"))) == 2
     monkeypatch.undo()
     monkeypatch.setenv("ZE_BENCHMARKS_CACHE_DIR", str(tmp_path / "cache"))
     entry.write_text("{not json")
@@ -789,15 +783,14 @@ def test_an_entry_is_named_by_the_cache_version_and_one_of_another_version_is_no
     path = _cached_dataset(tmp_path)
     data = path.read_bytes()
     assert checked_cache._cache_salt().startswith(f"checked-v{checked_cache.CACHE_VERSION}:")
-    assert fmt.CACHE_VERSION == checked_cache.CACHE_VERSION
-    key = fmt.CheckedCache.key_of(path, data)
+    key = checked_cache.CheckedCache.key_of(path, data)
     monkeypatch.setattr(checked_cache, "CACHE_VERSION", checked_cache.CACHE_VERSION + 1)
-    assert fmt.CheckedCache.key_of(path, data) != key
+    assert checked_cache.CheckedCache.key_of(path, data) != key
     monkeypatch.undo()
     monkeypatch.setenv("ZE_BENCHMARKS_CACHE_DIR", str(tmp_path / "cache"))
-    assert fmt.CheckedCache.key_of(path, data) == key
+    assert checked_cache.CheckedCache.key_of(path, data) == key
     fmt.load_file(path)
-    (entry,) = fmt.CheckedCache.default().directory.glob("*.json")
+    (entry,) = checked_cache.CheckedCache.default().directory.glob("*.json")
     assert entry.name == f"{key}.json"
     doc = json.loads(entry.read_text())
     doc["document"]["test_cases"][1]["id"] = "c0"
@@ -812,9 +805,9 @@ def test_the_cache_can_be_turned_off(tmp_path, monkeypatch, own_cache):
     monkeypatch.setenv("ZE_BENCHMARKS_DATASET_CACHE", "0")
     path = _cached_dataset(tmp_path)
     fmt.load_file(path)
-    assert fmt.CheckedCache.default() is None
+    assert checked_cache.CheckedCache.default() is None
     monkeypatch.delenv("ZE_BENCHMARKS_DATASET_CACHE")
-    assert not list(fmt.CheckedCache.default().directory.glob("*.json"))
+    assert not list(checked_cache.CheckedCache.default().directory.glob("*.json"))
 
 
 # --- the plain YAML construction ------------------------------------------------------------------

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from harness.cli.bench import main
 from harness.datasets.format import load_dataset
-from harness.datasets.run import cell_key, read_results
+from harness.datasets.results_log import cell_key, read_results
 
 pytestmark = [
     pytest.mark.integration,

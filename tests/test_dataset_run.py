@@ -19,17 +19,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.datasets.format import DatasetError
-from harness.datasets.run import (
-    DatasetRunError,
-    DatasetRunOptions,
-    cell_key,
-    execute,
-    prepare,
-    read_results,
-    select_cases,
-    store,
-)
+from harness.datasets.model import DatasetError
+from harness.datasets.planning import DatasetRunError, DatasetRunOptions, prepare, select_cases
+from harness.datasets.results_log import ResultsLog, cell_key, read_results
+from harness.datasets.run import execute
+from harness.datasets.storing import store
 from harness.models.providers.registry import parse_target
 from support.datasets import (  # noqa: F401 - env (autouse) and mock_server are fixtures
     ANSWERS,
@@ -534,20 +528,19 @@ def test_an_answer_is_recorded_after_the_next_request_is_sent(tmp_path):
 def test_a_failure_to_record_an_answer_stops_the_run_and_is_raised(tmp_path, monkeypatch):
     """A results line that cannot be written (a full disk) is not lost in a callback: the run
     stops and the error reaches the caller; the lines written before it are kept."""
-    import harness.datasets.run as run_module
 
     cases = [{"id": f"q{i}", "prompt": f"question {i}", "expected": "4"} for i in range(6)]
     events: list[str] = []
     run = prepare(options(write_dataset(tmp_path / "d.json", cases), tmp_path / "out",
                           [parse_target("openai-compatible:m", base_url="http://127.0.0.1:9/v1")], concurrency=1))
-    real_append = run_module.ResultsLog.append
+    real_append = ResultsLog.append
 
     def append(self, cell, flush=True):
         if cell["test_id"] == "q2":
             raise OSError(28, "No space left on device")
         real_append(self, cell, flush)
 
-    monkeypatch.setattr(run_module.ResultsLog, "append", append)
+    monkeypatch.setattr(ResultsLog, "append", append)
 
     async def main():
         engine = _engine_with(_OrderedProvider(events))
@@ -564,19 +557,18 @@ def test_a_failure_to_record_an_answer_stops_the_run_and_is_raised(tmp_path, mon
 def test_answers_recorded_together_are_flushed_once(tmp_path, monkeypatch):
     """Answers that come back in one turn of the event loop are written, flushed once, then
     reported (each reported cell is on disk: test_every_cell_is_on_disk_as_soon_as_it_is_reported)."""
-    import harness.datasets.run as run_module
 
     cases = [{"id": f"q{i}", "prompt": f"question {i}", "expected": "4"} for i in range(6)]
     run = prepare(options(write_dataset(tmp_path / "d.json", cases), tmp_path / "out",
                           [parse_target("openai-compatible:m", base_url="http://127.0.0.1:9/v1")], concurrency=3))
     flushes: list[int] = []
-    real_flush = run_module.ResultsLog.flush
+    real_flush = ResultsLog.flush
 
     def flush(self):
         flushes.append(len(lines_of(tmp_path / "out")))
         real_flush(self)
 
-    monkeypatch.setattr(run_module.ResultsLog, "flush", flush)
+    monkeypatch.setattr(ResultsLog, "flush", flush)
 
     async def main():
         from harness.models.engine import Engine, EngineOptions
@@ -593,7 +585,7 @@ def test_answers_recorded_together_are_flushed_once(tmp_path, monkeypatch):
 
 
 def test_read_results_keeps_the_whole_lines_before_a_torn_one(tmp_path):
-    from harness.datasets.run import read_results
+    from harness.datasets.results_log import read_results
 
     path = tmp_path / "results.jsonl"
     lines = [json.dumps({"test_id": f"t{i}", "target": "p:m", "repeat": 0}).encode() + b"\n" for i in range(3)]
@@ -615,7 +607,7 @@ def test_read_results_keeps_the_whole_lines_before_a_torn_one(tmp_path):
 def test_a_large_run_and_its_result_have_short_reprs(tmp_path):
     """asyncio.run reprs the result of its task (Python 3.11, restoring the SIGINT handler):
     a run's result must not print its whole dataset and every cell."""
-    from harness.datasets.run import DatasetResult
+    from harness.datasets.planning import DatasetResult
 
     cases = [{"id": f"c{i}", "prompt": f"say {i}", "expected": str(i)} for i in range(2000)]
     dataset = write_dataset(tmp_path / "big.json", cases, name="big")

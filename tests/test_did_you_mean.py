@@ -13,7 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.bench import main
-from harness.scenarios.loading import ScenarioError, load_scenario
+from harness.scenarios.loading import load_scenario
+from harness.scenarios.model import ScenarioError
 from harness._util.suggest import did_you_mean
 from scenario_builders import make_scenario, use_local_store
 

@@ -15,16 +15,21 @@ def test_an_event_of_an_unknown_kind_is_refused_by_name():
     assert [Event(kind).kind for kind in KINDS] == list(KINDS)
 
 
-def test_the_four_displays_follow_the_display_protocol():
-    from harness.cli.dataset_cmd import DatasetProgress
-    from harness.cli.fleet_cmd import FleetProgress
-    from harness.cli.plan_view import PlanProgress
-    from harness.cli.stress_view import StressDisplay
+def test_the_one_display_follows_the_display_protocol_with_each_engine_s_view():
+    from harness.cli.dataset_view import progress_view
+    from harness.cli.fleet_cmd import fleet_view
+    from harness.cli.live import Progress, View
+    from harness.cli.plan_view import PLAN_VIEW
+    from harness.cli.stress_view import stress_view
 
-    for display in (PlanProgress, DatasetProgress, FleetProgress, StressDisplay):
+    for display in (Progress,):
         for method in ("__enter__", "__exit__", "__call__"):
             assert callable(getattr(display, method, None)), (display.__name__, method)
         assert list(inspect.signature(display.__call__).parameters) == ["self", "event"], display.__name__
+    assert isinstance(PLAN_VIEW, View)
+    for make in (progress_view, fleet_view, stress_view):  # a view is made from what the engine runs
+        assert list(inspect.signature(make).parameters) and inspect.signature(make).return_annotation in (
+            "View", View), make.__name__
 
 
 @pytest.mark.parametrize("module, parameter", [

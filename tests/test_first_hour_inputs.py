@@ -240,7 +240,7 @@ def test_item7_an_x_error_words_only_the_keyword_it_describes():
 
 
 def test_item7_the_quick_check_with_metadata_is_never_laxer_than_the_schema():
-    from harness.fleet.manifest import _plain_top
+    from harness.fleet.manifest_checks import _plain_top
     from harness._util.jsonschemas import validate
 
     for value in (None, "", "x", 1, [], ["a"], {}, {"owner": "x"}, {"nested": {"a": [1]}}):

@@ -111,7 +111,7 @@ def _variants():
 
 
 def test_a_manifest_left_out_of_jsonschema_is_one_jsonschema_accepts():
-    from harness.fleet.manifest import _plain_top
+    from harness.fleet.manifest_checks import _plain_top
     from harness._util.jsonschemas import validate
 
     plain = 0
@@ -426,7 +426,7 @@ def test_the_fast_path_never_accepts_a_repository_the_schema_refuses():
     import copy
     import random
 
-    from harness.fleet import manifest as manifest_module
+    from harness.fleet import manifest_checks
     from harness._util.jsonschemas import load_schema, validate
 
     odd_values = [None, "", " ", "x", "a b", "-x", "x" * 101, "ok.id_1-2", 0, 1, True, [], [""], ["qa"], [1], {},
@@ -448,11 +448,11 @@ def test_the_fast_path_never_accepts_a_repository_the_schema_refuses():
         repositories.append(raw)
     vouched = 0
     for raw in repositories:
-        if manifest_module._plain_repository(raw):
+        if manifest_checks._plain_repository(raw):
             vouched += 1
             assert validate("fleet", minimal(repositories=[raw])) == [], raw
     assert vouched > 50
     for start in range(0, len(repositories), 40):  # manifests of many repositories, valid and not
         document = minimal(repositories=repositories[start:start + 40])
-        assert manifest_module._schema_issues(document) == validate("fleet", document)
-    assert set(manifest_module._REPOSITORY_RULES) == set(load_schema("fleet")["$defs"]["repository"]["properties"])
+        assert manifest_checks._schema_issues(document) == validate("fleet", document)
+    assert set(manifest_checks._REPOSITORY_RULES) == set(load_schema("fleet")["$defs"]["repository"]["properties"])

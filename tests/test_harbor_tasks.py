@@ -24,9 +24,10 @@ from harness.agents.base import AgentResult
 from harness.cli.bench import main
 from harness.scenarios.runner import RunOptions, run_batch
 from harness.sandbox.limits import MiB
-from harness.scenarios.loading import ScenarioError, discover_suites, load_scenario, resolve_prompt
+from harness.scenarios.loading import discover_suites, load_scenario, resolve_prompt
+from harness.scenarios.model import ScenarioError
 from harness.tasks import locate_suite
-from harness.tasks.harbor import read_image
+from harness.tasks.harbor_image import read_image
 from harness.testing.results import MemoryResults
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -15,7 +15,8 @@ from harness.grading.evaluators.llm_judge import JudgeChoice, resolve_judge
 from harness.models.providers import get_provider
 from harness.models.providers.types import ChatRequest, Message
 from harness.scenarios.runner import config_hash
-from harness.scenarios.loading import JudgeConfig, load_scenario, resolve_prompt
+from harness.scenarios.loading import load_scenario, resolve_prompt
+from harness.scenarios.model import JudgeConfig
 from scenario_builders import make_scenario
 
 

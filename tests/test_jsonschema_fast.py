@@ -11,7 +11,8 @@ import math
 import pytest
 
 from harness.datasets import checks
-from harness.datasets.format import DatasetError, load_file
+from harness.datasets.format import load_file
+from harness.datasets.model import DatasetError
 from harness.fleet import manifest_checks
 from harness.fleet.manifest import ManifestError, load_manifest
 from harness._util.jsonschema_fast import is_count, is_json_number, is_number, suggestion, unknown_keys

@@ -12,7 +12,7 @@ from harness.agents.base import AgentResult
 from harness.grading.evaluators.base import EvaluationContext
 from harness.grading.evaluators.llm_judge import categories_for, evaluate_llm_judge, infer_provider, weighted_score
 from harness.sandbox import CommandResult
-from harness.scenarios.loading import JudgeConfig, Scenario
+from harness.scenarios.model import JudgeConfig, Scenario
 from harness.scenarios.workspace import WorkspaceDiff
 
 ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"
@@ -275,7 +275,7 @@ def test_item1_a_local_base_url_never_sends_the_agents_code_to_a_judge_host_nobo
 def test_item1_without_a_base_url_the_judge_is_the_agents_own_provider(monkeypatch):
     from harness.agents import model_api
     from harness.grading.evaluators.llm_judge import JudgeChoice, resolve_judge
-    from harness.scenarios.loading import JudgeConfig
+    from harness.scenarios.model import JudgeConfig
 
     def for_agent(choice, agent, base_url):
         return choice.for_agent(agent, base_url, model_api(agent))

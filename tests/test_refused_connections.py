@@ -27,7 +27,9 @@ from click.testing import CliRunner
 
 from harness.cli.bench import main
 from harness.datasets import summary as report
-from harness.datasets.run import DatasetRunOptions, execute, prepare, run_record
+from harness.datasets.planning import DatasetRunOptions, prepare
+from harness.datasets.run import execute
+from harness.datasets.storing import run_record
 from harness.models.providers import ChatRequest, Message, ProviderError, get_provider
 from harness.models.providers.failures import ERROR_CLASSES, classify_transport, error_class, failed_url
 from harness.models.providers.registry import parse_target

@@ -508,7 +508,9 @@ class OnlyPostRun:
 
 
 def test_storing_a_dataset_run_with_a_client_without_post_runs_stores_every_record(tmp_path, monkeypatch):
-    from harness.datasets.run import execute, prepare, store
+    from harness.datasets.planning import prepare
+    from harness.datasets.run import execute
+    from harness.datasets.storing import store
     from harness.testing.mock_model import MockConfig, ThreadedMock
     from support.datasets import ANSWERS, options, targets_of, write_dataset
     from support.providers import KEY_VARS

@@ -777,7 +777,7 @@ def test_a_file_name_that_is_not_utf8_still_lets_the_run_be_stored(lab, sandbox_
 
 
 def test_two_40mb_model_answers_are_refused_without_filling_memory_or_the_cache(lab, sandbox_kind):
-    from harness.models.providers.cache import default_cache_dir
+    from harness._util.places import default_cache_dir
 
     def cache_bytes() -> int:
         root = default_cache_dir()

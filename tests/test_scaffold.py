@@ -26,7 +26,8 @@ from harness.scaffold import (
     shipped_suites_dir,
     suites_dirs,
 )
-from harness.scenarios.loading import ScenarioError, available_tiers, load_scenario
+from harness.scenarios.loading import available_tiers, load_scenario
+from harness.scenarios.model import ScenarioError
 from scenario_builders import BUGGY, FIXED, TEST, make_scenario, use_local_store
 
 SOUND_YAML = """\

@@ -7,13 +7,13 @@ import re
 import pytest
 
 from harness.scenarios.loading import (
-    ScenarioError,
     available_tiers,
     discover_suites,
     load_scenario,
     parse_judge_category,
     resolve_prompt,
 )
+from harness.scenarios.model import ScenarioError
 from scenario_builders import PYTEST, make_scenario
 
 ORIGINAL_STYLE_YAML = """\

@@ -25,7 +25,8 @@ from harness.agents.base import AgentResult
 from harness.cli.bench import main
 from harness.grading.evaluators.swe_tests import build_test_command, junit_key, outcomes_from_summary
 from harness.scenarios.runner import RunOptions, run_batch
-from harness.scenarios.loading import ScenarioError, discover_suites, load_scenario, resolve_prompt
+from harness.scenarios.loading import discover_suites, load_scenario, resolve_prompt
+from harness.scenarios.model import ScenarioError
 from harness.tasks import locate_suite
 from harness.tasks.swe import using_repos_dir
 from harness.testing.results import MemoryResults

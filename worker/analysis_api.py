@@ -16,6 +16,7 @@ from worker import store
 from worker.analysis import compare, costs, leaderboard, profile, regressions
 from worker.messages import HttpError
 from worker.storage import Storage
+from worker.store.wire import _float
 
 MAX_ANALYSIS_RUNS = 20_000
 # metadata key -> JSON path; JSON booleans come back from json_extract as 1/0.
@@ -40,8 +41,8 @@ def _slim(row: dict[str, Any]) -> dict[str, Any]:
         meta[key] = value
     telemetry = None
     if row["t_run_id"] is not None:
-        telemetry = {"costUsd": store._float(row["cost_usd"]), "judgeCostUsd": store._float(row["judge_cost_usd"]),
-                     "durationMs": store._float(row["duration_ms"]), "tokensIn": row["tokens_in"],
+        telemetry = {"costUsd": _float(row["cost_usd"]), "judgeCostUsd": _float(row["judge_cost_usd"]),
+                     "durationMs": _float(row["duration_ms"]), "tokensIn": row["tokens_in"],
                      "tokensOut": row["tokens_out"], "cacheReadTokens": row["cache_read_tokens"],
                      "cacheWriteTokens": row["cache_write_tokens"], "judgeTokensIn": row["judge_tokens_in"],
                      "judgeTokensOut": row["judge_tokens_out"], "turns": row["turns"],
@@ -50,8 +51,8 @@ def _slim(row: dict[str, Any]) -> dict[str, Any]:
         "runId": row["run_id"], "batchId": row["batch_id"], "suite": row["suite"], "scenario": row["scenario"],
         "tier": row["tier"], "agent": row["agent"], "model": row["model"], "status": row["status"],
         "failureClass": row["failure_class"], "startedAt": row["started_at"],
-        "totalScore": store._float(row["total_score"]), "weightedScore": store._float(row["weighted_score"]),
-        "isSuccessful": bool(row["is_successful"]), "successMetric": store._float(row["success_metric"]),
+        "totalScore": _float(row["total_score"]), "weightedScore": _float(row["weighted_score"]),
+        "isSuccessful": bool(row["is_successful"]), "successMetric": _float(row["success_metric"]),
         "specialistEnabled": bool(row["specialist_enabled"]), "specialistName": row["specialist_name"],
         "specialistVersion": row["specialist_version"], "configHash": row["config_hash"],
         "metadata": meta, "telemetry": telemetry,

@@ -17,13 +17,14 @@ from worker import analysis_api, store
 from worker.analysis import stats, summary
 from worker.messages import HttpError
 from worker.storage import Storage
+from worker.store.batches import _batch_to_wire
+from worker.store.queries import _COUNTED  # attempts that count: not redone by a later run of the store
 
 DAY_MS = 86_400_000
 PREVIEW_CHARS = 2_000
 MAX_TRANSCRIPT_PAGE = 200
 DEFAULT_TRANSCRIPT_PAGE = 50
 ARGUMENT_PREVIEW_CHARS = 300
-_COUNTED = store._COUNTED  # attempts that count: not redone by a later run of the store
 
 
 def _int_param(query: dict[str, str], name: str, default: int, low: int, high: int) -> int:
@@ -164,7 +165,7 @@ async def search_batches(db: Storage, query: dict[str, str]) -> tuple[list[dict[
                "SELECT *, CASE WHEN total_runs > 0 THEN CAST(successful_runs AS REAL) / total_runs END AS pass_rate "
                f"FROM agg ORDER BY ({column} IS NULL), {column} {direction}, batch_id {direction} LIMIT ? OFFSET ?")
     rows = await db.all(sql, (*params, limit, offset))
-    return await store.with_merged_metadata(db, [store._batch_to_wire(r) for r in rows]), total
+    return await store.with_merged_metadata(db, [_batch_to_wire(r) for r in rows]), total
 
 
 # ------------------------------------------------------------------------------- transcripts

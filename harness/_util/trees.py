@@ -23,7 +23,6 @@ import os
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 CHUNK = 1 << 20
 

@@ -34,7 +34,8 @@ def list_cmd(suite: str | None, suites_dir: Path | None, repos_dir: Path | None,
       bench list --json
     """
     from harness.agents import agent_names
-    from harness.scenarios.loading import ScenarioError, available_tiers, discover_suites, load_scenario
+    from harness.scenarios.loading import available_tiers, discover_suites, load_scenario
+    from harness.scenarios.model import ScenarioError
 
     if suite is not None and _names_a_path(suite, suites_dir):
         from harness.tasks import locate_suite
@@ -110,7 +111,8 @@ def _names_a_path(word: str, suites_dir: Path | None) -> bool:
         return True
     if not Path(word).is_dir():
         return False
-    from harness.scenarios.loading import ScenarioError, discover_suites
+    from harness.scenarios.loading import discover_suites
+    from harness.scenarios.model import ScenarioError
 
     try:
         return word not in {s.name for s in discover_suites(suites_dir)}

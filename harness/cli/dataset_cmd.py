@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import click
 
 from harness.cli.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED
-from harness.cli.live import LiveOnStderr
+from harness.cli.live import Progress
 from harness.cli.store_options import open_store, store_options
 
 
@@ -30,63 +29,6 @@ def _console():
     from harness.cli.report import make_console
 
     return make_console()
-
-
-class DatasetProgress(LiveOnStderr):
-    """A live table, one row per target: done/total, answers per second, passed, errors, ETA.
-    Cells only bump counters; the table is drawn a few times a second by rich's refresh."""
-
-    def __init__(self, run: Any, quiet: bool) -> None:
-        self.quiet = quiet
-        self.totals: dict[str, int] = {}
-        for p in run.cells:
-            self.totals[p.target.spec] = self.totals.get(p.target.spec, 0) + 1
-        self.done = {t: 0 for t in self.totals}
-        self.passed = {t: 0 for t in self.totals}
-        self.errors = {t: 0 for t in self.totals}
-        self.started = time.monotonic()
-        self.live = None
-        self.notes: list[str] = []
-
-    def __call__(self, event: Any) -> None:
-        if event.kind != "done":
-            return
-        cell = event.result
-        target = cell["target"]
-        self.done[target] += 1
-        status = cell["status"]
-        if status == "passed":
-            self.passed[target] += 1
-        elif status == "error":
-            self.errors[target] += 1
-
-    def __rich__(self):
-        from rich.table import Table
-
-        from harness.cli.plan_view import duration_text
-
-        elapsed = max(1e-6, time.monotonic() - self.started)
-        table = Table(box=None, pad_edge=False, show_edge=False)
-        for name, justify in (("target", "left"), ("done", "right"), ("/s", "right"), ("passed", "right"),
-                              ("errors", "right"), ("ETA", "right")):
-            table.add_column(name, justify=justify)
-        for target, total in self.totals.items():
-            done = self.done[target]
-            rate = done / elapsed
-            eta = "-" if done >= total else (duration_text((total - done) / rate) if rate > 0 else "?")
-            table.add_row(target, f"{done}/{total}", f"{rate:.1f}", str(self.passed[target]),
-                          str(self.errors[target]), "done" if done >= total else eta)
-        if self.notes:
-            from rich.console import Group
-            from rich.text import Text
-
-            return Group(table, *(Text(n, style="yellow") for n in self.notes[-3:]))
-        return table
-
-    def note(self, text: str) -> None:
-        self.notes.append(text)
-        if self.live is None and not self.quiet:
-            click.echo(text, err=True)
 
 
 def _parse_limits(values: tuple[str, ...]) -> dict[str, int]:
@@ -182,8 +124,8 @@ def dataset(dataset: str | None, providers: str | None, base_url: str | None, co
       bench dataset coding -p openai-compatible:qwen2.5 --base-url http://127.0.0.1:8080/v1 --stream
       bench dataset --resume results/datasets/reasoning-BATCH --retry-errors
     """
-    from harness.datasets.format import DatasetError
-    from harness.datasets.run import DatasetRunError, DatasetRunOptions, prepare
+    from harness.datasets.model import DatasetError
+    from harness.datasets.planning import DatasetRunError, DatasetRunOptions, prepare
     from harness.grading.evaluators.llm_judge import JudgeChoice
     from harness.scenarios.plan import PlanError, parse_shard
     from harness.models.providers.registry import parse_targets
@@ -220,7 +162,7 @@ def dataset(dataset: str | None, providers: str | None, base_url: str | None, co
 
 def _print_dry_run(run: Any, as_json: bool) -> None:
     from harness.cli.plan_view import money
-    from harness.datasets.run import estimate
+    from harness.datasets.planning import estimate
 
     est = estimate(run)
     cases = len({p.case.id for p in run.cells})
@@ -257,11 +199,11 @@ def _execute(run: Any, *, quiet: bool, as_json: bool, junit_path: Path | None, f
              store: bool, worker_url: str | None, db_path: str | None) -> None:
     import asyncio
 
-    from harness.cli.dataset_view import render_summary
+    from harness.cli.dataset_view import progress_view, render_summary
     from harness.control import BatchControl, handle_sigint
     from harness.datasets.exports import write_junit
     from harness.datasets.run import execute, resolve_rubric_judge
-    from harness.datasets.run import store as store_runs
+    from harness.datasets.storing import store as store_runs
     from harness.models.providers import ProviderError
 
     console = _console()
@@ -275,7 +217,7 @@ def _execute(run: Any, *, quiet: bool, as_json: bool, junit_path: Path | None, f
         click.echo(run.judge_note, err=True)
     client = open_store(worker_url, db_path) if store else None
     control = BatchControl(grace_s=0)
-    progress = DatasetProgress(run, quiet)
+    progress = Progress(progress_view(run), quiet=quiet)
 
     def first() -> None:
         progress.note("stopping: nothing new is sent; waiting for the requests in flight (Ctrl-C again to cancel)")

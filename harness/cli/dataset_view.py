@@ -1,4 +1,5 @@
-"""The summary of a ``bench dataset`` run on the terminal.
+"""What ``bench dataset`` shows on the terminal: its progress while it runs (:func:`progress_view`,
+for :class:`harness.cli.live.Progress`) and the summary at the end.
 
 :func:`render_summary` draws :func:`harness.datasets.summary.summary_table` as plain text on a
 rich console: the figures' labels on the left, one right-aligned column per target
@@ -14,11 +15,43 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from harness.cli.live import Progress, Tally, View
+
 if TYPE_CHECKING:
     from rich.console import Console
 
 _GAP = 2
 _MAX_HEADER = 28   # a longer model name is wrapped over several header lines
+
+
+def _cell_outcome(cell: dict[str, Any]) -> str:
+    status = cell["status"]
+    return status if status in ("passed", "error") else ""
+
+
+def progress_view(run: Any) -> View:
+    """A dataset run's progress: on a terminal, one row per target (done/total, answers per
+    second, passed, errors, ETA); no line per cell (there are thousands), only the notes."""
+    totals: dict[str, int] = {}
+    for planned in run.cells:
+        totals[planned.target.spec] = totals.get(planned.target.spec, 0) + 1
+
+    def rows(progress: Progress) -> list[Any]:
+        from rich.table import Table
+
+        elapsed = progress.elapsed()
+        table = Table(box=None, pad_edge=False, show_edge=False)
+        for name, justify in (("target", "left"), ("done", "right"), ("/s", "right"), ("passed", "right"),
+                              ("errors", "right"), ("ETA", "right")):
+            table.add_column(name, justify=justify)
+        for target, total in totals.items():
+            tally = progress.groups.get(target) or Tally()
+            eta = "done" if tally.done >= total else (progress.eta(tally.done, total) or "?")
+            table.add_row(target, f"{tally.done}/{total}", f"{tally.done / elapsed:.1f}", str(tally.passed),
+                          str(tally.errors), eta)
+        return [table]
+
+    return View(rows=rows, outcome=_cell_outcome, group=lambda cell: cell["target"])
 
 
 def _wrap(text: str, width: int) -> list[str]:

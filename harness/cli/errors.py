@@ -45,7 +45,7 @@ def describe(exc: BaseException) -> tuple[str, int] | None:
     """(one line, exit status) for an error with a known meaning, None for a bug."""
     from harness.results import ResultsError
     from harness.sandbox import SandboxUnavailable
-    from harness.scenarios.loading import ScenarioError
+    from harness.scenarios.model import ScenarioError
 
     if isinstance(exc, ResultsError):
         return f"error: {exc}", EXIT_FAILED

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -17,8 +16,9 @@ from typing import Any
 import click
 
 from harness.cli.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED
-from harness.cli.live import LiveOnStderr
+from harness.cli.live import Progress, View
 from harness.cli.store_options import open_store, store_options
+from harness.events import Event
 
 _CONTEXT = {"help_option_names": ["-h", "--help"]}
 _EXIT_OF_STATE = {"completed": 0, "failed": EXIT_FAILED, "interrupted": EXIT_INTERRUPTED}
@@ -136,56 +136,32 @@ def validate_cmd(manifest_path: str, base_url: str | None, as_json: bool) -> Non
 # --------------------------------------------------------------------------- run
 
 
-class FleetProgress(LiveOnStderr):
-    """Cells and tests done, tests per second, failures; drawn by rich a few times a second."""
+def _fleet_outcome(result: Any) -> str | None:
+    if result.state == "interrupted":
+        return None  # not done: resume runs it
+    return "failed" if result.state == "failed" else "passed"
 
-    def __init__(self, total_cells: int, total_tests: int, quiet: bool) -> None:
-        self.total_cells = total_cells
-        self.total_tests = total_tests
-        self.cells_done = 0
-        self.tests = 0
-        self.failed_cells: list[str] = []
-        self.running: dict[str, float] = {}
-        self.quiet = quiet
-        self.live = None
-        self.started = time.monotonic()
-        self.lock = threading.Lock()
 
-    def __call__(self, event: Any) -> None:
-        with self.lock:
-            kind = event.kind
-            if kind == "plan":
-                self.cells_done = event.done
-            elif kind == "sample":
-                self.tests += 1
-            elif kind == "start":
-                self.running[event.key] = time.monotonic()
-            elif kind == "done":
-                result = event.result
-                self.running.pop(result.cell.key, None)
-                if result.state != "interrupted":
-                    self.cells_done += 1
-                if result.state == "failed":
-                    self.failed_cells.append(f"{result.cell.key}: {result.error}")
-                    if self.live is None and not self.quiet:
-                        click.echo(f"cell failed: {result.cell.key}: {result.error}", err=True)
+def _fleet_line(progress: Progress, event: Event) -> str | None:
+    result = event.result
+    return f"cell failed: {result.cell.key}: {result.error}" if result.state == "failed" else None
 
-    def __rich__(self):
-        from rich.console import Group
+
+def fleet_view(total_tests: int) -> View:
+    """A fleet's progress: cells and tests done (its ``sample`` events), tests per second, failed
+    cells and the ETA by tests; a line per failed cell; on a terminal, the cells running."""
+
+    def rows(progress: Progress) -> list[Any]:
         from rich.text import Text
 
-        from harness.cli.plan_view import duration_text
+        tests = progress.samples
+        left = max(0, total_tests - tests)
+        eta = "-" if not left else (progress.eta(tests, total_tests) or "?")
+        return [f"cells {progress.all.done}/{progress.total}   tests {tests}/{total_tests}   "
+                f"{tests / progress.elapsed():.1f}/s   failed cells {progress.all.failed}   ETA {eta}",
+                *(Text(f"  running {key}", style="dim") for key in list(progress.running)[:6])]
 
-        with self.lock:
-            elapsed = max(1e-6, time.monotonic() - self.started)
-            rate = self.tests / elapsed
-            left = max(0, self.total_tests - self.tests)
-            eta = "-" if not left else (duration_text(left / rate) if rate > 0 else "?")
-            lines = [Text(f"cells {self.cells_done}/{self.total_cells}   tests {self.tests}/{self.total_tests}   "
-                          f"{rate:.1f}/s   failed cells {len(self.failed_cells)}   ETA {eta}")]
-            lines += [Text(f"  running {key}", style="dim") for key in list(self.running)[:6]]
-            lines += [Text(f"  failed {line}", style="red") for line in self.failed_cells[-3:]]
-        return Group(*lines)
+    return View(rows=rows, line=_fleet_line, outcome=_fleet_outcome)
 
 
 def _dry_run(plan: Any, as_json: bool) -> None:
@@ -280,7 +256,7 @@ def _foreground(run_dir: Path, client: Any, output_format: str, plan: Any = None
     done = read_cells_log(run_dir)
     todo = [c for c in plan.cells if done.get(c.key, {}).get("state") != "completed"]
     quiet = output_format != "summary"
-    progress = FleetProgress(len(plan.cells), sum(len(c.planned) for c in todo), quiet)
+    progress = Progress(fleet_view(sum(len(c.planned) for c in todo)), total=len(plan.cells), quiet=quiet)
     control = BatchControl()
     if not quiet:
         click.echo(f"run {run_dir.name}: {len(todo)} of {len(plan.cells)} cell(s) to run -> {run_dir}", err=True)

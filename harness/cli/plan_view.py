@@ -1,4 +1,5 @@
-"""How ``bench`` shows a plan: the progress of its cells, the summary table, the dry run."""
+"""How ``bench`` shows a plan: the progress of its cells (:data:`PLAN_VIEW`, for
+:class:`harness.cli.live.Progress`), the summary table, the dry run."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from harness.cli.live import Progress, View, duration_text
+from harness.events import Event
 from harness.scenarios.plan import Cell, Group, Plan
 
 
@@ -20,17 +23,6 @@ def cell_label(cell: Cell) -> str:
     return f"{cell.suite}/{cell.scenario} {cell.tier} {agent_label(cell.agent, cell.model)}{spec} #{cell.iteration}"
 
 
-def duration_text(seconds: float) -> str:
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes}m{seconds:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
-
-
 def money(value: float | None) -> str:
     if value is None:
         return "?"
@@ -41,71 +33,50 @@ def money(value: float | None) -> str:
     return f"${value:.4f}" if value < 0.01 else f"${value:.2f}"
 
 
-class PlanProgress:
-    """One display for a plan (stderr): cells done of total, passes so far and an ETA, with a
-    line per finished run. A live display on a terminal; plain lines in logs (CI)."""
+def _run_label(event: Event) -> str:
+    return cell_label(event.cell) if event.cell is not None else f"run {event.iteration + 1}"
 
-    def __init__(self, console: Any, total: int, enabled: bool) -> None:
-        self.console = console
-        self.total = total
-        self.live = enabled and console.is_terminal
-        self.log_lines = enabled and not console.is_terminal
-        self.progress: Any = None
-        self.tasks: dict[str, Any] = {}
-        self.done = 0
-        self.passed = 0
-        self.started = time.monotonic()
 
-    def headline(self) -> str:
-        text = f"cells {self.done}/{self.total}, {self.passed} passed"
-        if 0 < self.done < self.total:
-            elapsed = time.monotonic() - self.started
-            text += f", ETA {duration_text(elapsed / self.done * (self.total - self.done))}"
-        return text
+def _run_outcome(record: Any) -> str:
+    if record.is_successful:
+        return "passed"
+    return "error" if record.status == "error" else "failed"
 
-    def __enter__(self) -> PlanProgress:
-        if self.live:
-            from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-            self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                                     TimeElapsedColumn(), console=self.console, transient=True)
-            self.progress.start()
-            self.overall = self.progress.add_task(self.headline(), total=self.total)
-        return self
+def plan_headline(progress: Progress) -> str:
+    """``cells 3/10, 2 passed, ETA 1m05s`` (no ETA before the first cell or after the last)."""
+    text = f"cells {progress.all.done}/{progress.total}, {progress.all.passed} passed"
+    eta = progress.eta(progress.all.done, progress.total or 0)
+    return text + (f", ETA {eta}" if eta else "")
 
-    def __call__(self, event: Any) -> None:
-        label = cell_label(event.cell) if event.cell is not None else f"run {event.iteration + 1}"
-        key = event.key
-        if event.kind == "done":
-            self.done += 1
-            rec = event.result
-            self.passed += 1 if rec.is_successful else 0
-            score = "-" if rec.total_score is None else f"{rec.total_score:.2f}"
-            status = rec.status + (f"/{rec.failure_class}" if rec.failure_class else "")
-            meta = rec.metadata or {}
-            if meta.get("cached"):  # replayed answers: say so where the run is first seen
-                status += f" cached {meta.get('cachedCalls', '?')}/{meta.get('modelCalls', '?')}"
-            line = f"[{self.done}/{self.total}] {label}: {status} score {score} ({rec.run_id})"
-            if self.progress is not None:
-                self.progress.console.print(line, highlight=False)
-                task = self.tasks.pop(key, None)
-                if task is not None:
-                    self.progress.remove_task(task)
-                self.progress.update(self.overall, completed=self.done, description=self.headline())
-            elif self.log_lines:
-                self.console.print(f"{line}; {self.headline()}", highlight=False)
-            return
-        if self.progress is not None:
-            task = self.tasks.get(key)
-            if task is None:
-                self.tasks[key] = self.progress.add_task(f"{label}: {event.stage}", total=None)
-            else:
-                self.progress.update(task, description=f"{label}: {event.stage}")
-            self.progress.update(self.overall, description=self.headline())
 
-    def __exit__(self, *exc: object) -> None:
-        if self.progress is not None:
-            self.progress.stop()
+def _run_line(progress: Progress, event: Event) -> str:
+    rec = event.result
+    score = "-" if rec.total_score is None else f"{rec.total_score:.2f}"
+    status = rec.status + (f"/{rec.failure_class}" if rec.failure_class else "")
+    meta = rec.metadata or {}
+    if meta.get("cached"):  # replayed answers: say so where the run is first seen
+        status += f" cached {meta.get('cachedCalls', '?')}/{meta.get('modelCalls', '?')}"
+    return (f"[{progress.all.done}/{progress.total}] {_run_label(event)}: {status} score {score} ({rec.run_id}); "
+            f"{plan_headline(progress)}")
+
+
+def _plan_rows(progress: Progress) -> list[Any]:
+    from rich.progress_bar import ProgressBar
+
+    overall = Table.grid(padding=(0, 1))
+    overall.add_row(Text(plan_headline(progress)),
+                    ProgressBar(total=float(progress.total or 1), completed=float(progress.all.done), width=30),
+                    Text(duration_text(progress.elapsed())))
+    now = time.monotonic()
+    return [overall] + [f"  {item.label}: {item.stage}  {duration_text(now - item.started)}"
+                        for item in progress.running.values()]
+
+
+#: A plan's progress: cells done of total, passes and an ETA; a line per finished run
+#: (``[3/10] suite/scenario tier agent #i: status score S (run id); cells 3/10, 2 passed, ETA 40s``);
+#: on a terminal, the runs under way with their stage.
+PLAN_VIEW = View(rows=_plan_rows, line=_run_line, outcome=_run_outcome, label=_run_label)
 
 
 def summary_table(records: list[Any], title: str) -> Table:

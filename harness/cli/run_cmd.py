@@ -149,7 +149,7 @@ def run(targets: tuple[str, ...], all_suites: bool, scenario_list: str | None, t
     from harness.agents.base import Budgets
     from harness.scenarios.plan import AgentChoice, PlanError, build_plan, parse_shard, select_scenarios
     from harness.scenarios.runner import RunOptions, new_batch_id
-    from harness.scenarios.loading import ScenarioError
+    from harness.scenarios.model import ScenarioError
 
     from worker.schema import id_problem
 

@@ -91,7 +91,8 @@ def execute_plan(plan: Any, options: Any, worker_url: str | None, db_path: str |
     documented status."""
     from rich.console import Console
 
-    from harness.cli.plan_view import PlanProgress, summary_table
+    from harness.cli.live import Progress
+    from harness.cli.plan_view import PLAN_VIEW, summary_table
     from harness.cli.report import batch_json, batch_summary_table, make_console, render_run, run_json
     from harness.cli.store_options import open_store
     from harness.control import BatchControl, handle_sigint
@@ -133,7 +134,7 @@ def execute_plan(plan: Any, options: Any, worker_url: str | None, db_path: str |
             err_console.print("killing every running command now")
 
         with handle_sigint(control, first_interrupt, second_interrupt), \
-                PlanProgress(err_console, cells, enabled=not as_json) as progress:
+                Progress(PLAN_VIEW, console=err_console, total=cells, quiet=as_json) as progress:
             outcome = run_plan(plan, options, client, progress=progress)
         stored_batch = None
         if outcome.batch_post in ("stored", "duplicate"):

@@ -46,7 +46,8 @@ def selection(targets: tuple[str, ...], all_suites: bool, scenario_list: str | N
         return None, [], suites_dir
     if not targets:
         fail("give a SUITE to run (see `bench list`), or --all for every suite; `bench --help` shows the commands")
-    from harness.scenarios.loading import ScenarioError, discover_suites
+    from harness.scenarios.loading import discover_suites
+    from harness.scenarios.model import ScenarioError
 
     word = targets[0]
     if is_path(word):
@@ -76,7 +77,8 @@ def suite_at(word: str) -> tuple[Path, str, str | None]:
 
     where = locate_suite(word)
     if where is None:
-        from harness.scenarios.loading import ScenarioError, discover_suites
+        from harness.scenarios.loading import discover_suites
+        from harness.scenarios.model import ScenarioError
 
         found = Path(word).expanduser()
         try:

@@ -47,7 +47,8 @@ def new(target: str, suites_dir: Path | None) -> None:
       bench check my-suite/first-bug --suites-dir ./suites
     """
     from harness.scaffold import InvalidName, ScenarioExists, create_scenario, parse_target
-    from harness.scenarios.loading import ScenarioError, default_suites_dir
+    from harness.scenarios.loading import default_suites_dir
+    from harness.scenarios.model import ScenarioError
 
     try:
         suite, name = parse_target(target, need_scenario=True)
@@ -137,7 +138,7 @@ def check(targets: tuple[str, ...], suites_dirs: tuple[str, ...], no_shipped: bo
     """
     from harness.control import BatchControl, handle_sigint
     from harness.scaffold import CHECKS, CheckOptions, InvalidName, check_scenario, find_targets, suites_dirs as dirs_of
-    from harness.scenarios.loading import ScenarioError
+    from harness.scenarios.model import ScenarioError
 
     try:
         dirs = dirs_of(suites_dirs, include_shipped=not no_shipped)

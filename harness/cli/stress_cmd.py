@@ -17,7 +17,8 @@ import click
 
 from harness.cli.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, FriendlyGroup
 from harness.cli.store_options import open_store, store_options
-from harness.cli.stress_view import StressDisplay, fmt_int, fmt_num, new_console, print_report
+from harness.cli.live import Progress
+from harness.cli.stress_view import fmt_int, fmt_num, new_console, print_report, stress_headline, stress_view
 from harness.stress import PROFILE_HELP, PROFILES
 
 
@@ -149,19 +150,27 @@ def run(target: str, profile: str, base_url: str | None, concurrency: int, max_c
         _fail(str(exc))
 
     client = open_store(worker_url, db_path)
-    display = StressDisplay(test, quiet=as_json)
+    console = None if as_json else new_console()
+    display = Progress(stress_view(test), console=console, quiet=as_json)
     test.on_event = display
 
+    def say(text: str) -> None:  # with --json nothing is displayed, but Ctrl-C is answered on stderr
+        if as_json:
+            click.echo(text, err=True)
+        else:
+            display.note(text)
+
     def first() -> None:
-        display.note(f"stopping: no new request; waiting for {test.in_flight} in flight "
-                     f"(Ctrl-C again to cancel them)")
+        say(f"stopping: no new request; waiting for {test.in_flight} in flight (Ctrl-C again to cancel them)")
 
     def second() -> None:
-        display.note("cancelling the requests in flight")
+        say("cancelling the requests in flight")
 
     import asyncio
 
     with client, handle_sigint(control, on_first=first, on_second=second):
+        if console is not None:
+            console.print(stress_headline(test), highlight=False, markup=False)
         with display:
             result = asyncio.run(test.run())
         record = result.record

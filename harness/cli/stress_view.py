@@ -1,7 +1,7 @@
 """What ``bench stress`` prints: a stress test's steps table, its phases table and its summary in
 sentences (:func:`print_report`, for ``bench stress`` and ``bench stress show``), and the
-display of a running test (:class:`StressDisplay`: on a terminal a live panel of the finished
-steps and the one in progress, elsewhere one line per finished step, nothing with ``--json``).
+progress of a running test (:func:`stress_view`, for :class:`harness.cli.live.Progress`: one line
+per finished step; on a terminal, below them, the step in progress; nothing with ``--json``).
 
 Every number shown is one the test measured or a threshold it applied; the figures are defined
 in docs/analysis.md, "Stress tests".
@@ -12,7 +12,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import click
+from harness.cli.live import Progress, View
+from harness.events import Event
 
 RESILIENCE_DEFINITION = (
     "resilience = {a}·availability + {r}·recovery + {l}·latency; availability: answered/sent in every "
@@ -203,106 +204,60 @@ def print_report(console: Any, record: Any) -> None:
         console.print(line, highlight=False, markup=False)
 
 
-class StressDisplay:
-    """What a running test shows: on a terminal, a live panel of the finished steps and the one
-    in progress; elsewhere, one line per finished step. Silent with ``quiet`` (``--json``)."""
-
-    def __init__(self, test: Any, quiet: bool = False) -> None:
-        self.test = test
-        self.quiet = quiet
-        self.console = new_console() if not quiet else None
-        self.live = None
-        self.done: list[dict[str, Any]] = []
-        self.step_index: int | None = None  # the step sending now
-        self.answered = 0
-        self.failed = 0
-        self.latencies: list[float] = []
-
-    # events from the test (on the event loop's thread)
-    def __call__(self, event: Any) -> None:
-        kind, data = event.kind, event.result
-        if kind == "sample":
-            if data["step"] != self.step_index:
-                return  # a request of an earlier step, finishing late
-            if data["ok"]:
-                self.answered += 1
-                self.latencies.append(data["latencyMs"])
-            else:
-                self.failed += 1
-        elif kind == "start":
-            self.step_index = event.cell["index"]
-            self.answered = self.failed = 0
-            self.latencies = []
-        elif kind == "done":
-            self.done.append(data)
-            if self.console is not None and self.live is None:
-                self.console.print(self._step_line(data), highlight=False, markup=False)
-
-    def note(self, text: str) -> None:
-        if self.console is not None:
-            self.console.print(text, highlight=False, markup=False)
-        else:
-            click.echo(text, err=True)
-
-    def begin(self) -> None:
-        if self.console is None:
-            return
-        opts = self.test.opts
-        plan = self.test.plan
-        per = (f"{opts.step_requests} requests" if opts.step_requests is not None else f"{opts.step_s:g} s")
-        self.console.print(
-            f"Stress test {self.test.provider.name}:{opts.model}, profile {opts.profile}: {len(plan)} step(s) "
+def stress_headline(test: Any) -> str:
+    """The line that opens a running test: what is sent, in how many steps, how to stop it."""
+    opts = test.opts
+    plan = test.plan
+    per = (f"{opts.step_requests} requests" if opts.step_requests is not None else f"{opts.step_s:g} s")
+    return (f"Stress test {test.provider.name}:{opts.model}, profile {opts.profile}: {len(plan)} step(s) "
             f"({plan[0].label} … {plan[-1].label}), {per} each, {'streamed' if opts.stream else 'not streamed'}"
-            + (f", up to ${opts.max_cost:g}" if opts.max_cost is not None else "") + ". Ctrl-C stops.",
-            highlight=False, markup=False)
-        if self.console.is_terminal:
-            from rich.live import Live
+            + (f", up to ${opts.max_cost:g}" if opts.max_cost is not None else "") + ". Ctrl-C stops.")
 
-            self.live = Live(get_renderable=self._render, console=self.console, refresh_per_second=4,
-                             transient=True)
-            self.live.start()
 
-    def end(self) -> None:
-        if self.live is not None:
-            self.live.stop()
-            self.live = None
+def step_line(step: dict[str, Any], steps: int) -> str:
+    """The line of a finished step (``steps``: how many the test has)."""
+    lat = step.get("latencyMs") or {}
+    return (f"step {step['index'] + 1}/{steps} {step['label']}: {step['requests']} sent, "
+            f"{step['ok']} ok, {fmt_num(step['throughputRps'])} ok/s, p50 {_ms(lat.get('p50'))}, "
+            f"p95 {_ms(lat.get('p95'))}, errors {_errors(step.get('errors'))}"
+            + (" (cut short)" if step.get("partial") else ""))
 
-    def __enter__(self) -> "StressDisplay":
-        self.begin()
-        return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.end()
+def _latency(sample: dict[str, Any]) -> tuple[bool, float | None]:
+    return (True, sample["latencyMs"]) if sample["ok"] else (False, None)
 
-    def _step_line(self, step: dict[str, Any]) -> str:
-        lat = step.get("latencyMs") or {}
-        return (f"step {step['index'] + 1}/{len(self.test.plan)} {step['label']}: {step['requests']} sent, "
-                f"{step['ok']} ok, {fmt_num(step['throughputRps'])} ok/s, p50 {_ms(lat.get('p50'))}, "
-                f"p95 {_ms(lat.get('p95'))}, errors {_errors(step.get('errors'))}"
-                + (" (cut short)" if step.get("partial") else ""))
 
-    def _render(self) -> Any:
-        from rich.console import Group
+def stress_view(test: Any) -> View:
+    """A running test's progress: a line per finished step; on a terminal, the step sending now
+    (how far it is, its answers and failures, the requests in flight, its p50), read from the
+    test (``test.current``, ``test.in_flight``) and its samples."""
+
+    def line(progress: Progress, event: Event) -> str:
+        return step_line(event.result, len(test.plan))
+
+    def rows(progress: Progress) -> list[Any]:
         from rich.progress_bar import ProgressBar
         from rich.table import Table
         from rich.text import Text
 
-        parts: list[Any] = [Text(self._step_line(step)) for step in self.done[-8:]]
-        current = self.test.current
-        if current is not None and (not self.done or self.done[-1]["index"] != current["plan"].index):
-            plan = current["plan"]
-            if plan.requests is not None:
-                total, done = float(plan.requests), float(current["sent"])
-                where = f"{current['sent']}/{plan.requests} sent"
-            else:
-                total = float(plan.seconds or 1.0)
-                done = min(total, time.monotonic() - current["started"])
-                where = f"{done:.1f}/{total:g} s"
-            p50 = sorted(self.latencies)[len(self.latencies) // 2] if self.latencies else None
-            grid = Table.grid(padding=(0, 1))
-            grid.add_row(Text(f"step {plan.index + 1}/{len(self.test.plan)} {plan.label}"),
-                         ProgressBar(total=total, completed=done, width=24),
-                         Text(f"{where}; {self.answered} ok, {self.failed} failed, {self.test.in_flight} in flight, "
-                              f"p50 {_ms(p50)}"))
-            parts.append(grid)
-        return Group(*parts)
+        current = test.current
+        item = progress.running.get(current["plan"].label) if current is not None else None
+        if item is None:  # before the first step, or the last one is done
+            return []
+        plan = current["plan"]
+        if plan.requests is not None:
+            total, done = float(plan.requests), float(current["sent"])
+            where = f"{current['sent']}/{plan.requests} sent"
+        else:
+            total = float(plan.seconds or 1.0)
+            done = min(total, time.monotonic() - current["started"])
+            where = f"{done:.1f}/{total:g} s"
+        p50 = sorted(item.values)[len(item.values) // 2] if item.values else None
+        grid = Table.grid(padding=(0, 1))
+        grid.add_row(Text(f"step {plan.index + 1}/{len(test.plan)} {plan.label}"),
+                     ProgressBar(total=total, completed=done, width=24),
+                     Text(f"{where}; {item.ok} ok, {item.failed} failed, {test.in_flight} in flight, "
+                          f"p50 {_ms(p50)}"))
+        return [grid]
+
+    return View(rows=rows, line=line, sample=_latency)

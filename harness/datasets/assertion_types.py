@@ -7,7 +7,7 @@ graded (the protocols the dataset format's records meet) and what grading gives 
   ``llm-rubric`` at :data:`RUBRIC_THRESHOLD` (0.5) (:func:`default_threshold`). Every
   "score >= threshold" comparison allows :data:`EPSILON` for float rounding.
 - :class:`AssertionSpec` and :class:`CaseSpec` are what grading reads of
-  ``harness.datasets.format.Assertion`` and ``TestCase``; this module and the grading modules
+  ``harness.datasets.model.Assertion`` and ``TestCase``; this module and the grading modules
   read them through these protocols and do not import the format.
 - :class:`Answer` (the model's text with its latency and cost) goes in;
   :class:`AssertionResult` per assertion and :class:`Grade` per answer come out, each with a
@@ -65,7 +65,7 @@ def default_threshold(kind: str) -> float:
 
 
 class AssertionSpec(Protocol):
-    """What checking and grading read of one assertion (``harness.datasets.format.Assertion``)."""
+    """What checking and grading read of one assertion (``harness.datasets.model.Assertion``)."""
 
     @property
     def type(self) -> str: ...
@@ -81,7 +81,7 @@ class AssertionSpec(Protocol):
 
 
 class CaseSpec(Protocol):
-    """What grading reads of one test case (``harness.datasets.format.TestCase``)."""
+    """What grading reads of one test case (``harness.datasets.model.TestCase``)."""
 
     @property
     def prompt(self) -> str: ...

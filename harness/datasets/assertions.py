@@ -1,6 +1,6 @@
 """Grading one model answer of a dataset test case: the assertion types and how they score.
 
-Each item of a case's ``assert`` list (:class:`~harness.datasets.format.Assertion`) gives a
+Each item of a case's ``assert`` list (:class:`~harness.datasets.model.Assertion`) gives a
 score in [0, 1] and passes when the score reaches its threshold (default 1.0; 0.5 for
 ``llm-rubric``):
 
@@ -38,13 +38,14 @@ A case's score is the weight-averaged score of its assertions that were not skip
 threshold (the case's or the dataset's ``defaults.threshold``) the case passes when its score
 reaches it; without one, when every assertion that was not skipped passes. A case with no
 assertion left (none written, or all skipped) is *ungraded*: score and verdict ``None``.
-Comparisons with thresholds allow for float rounding (:data:`EPSILON`): a passing assertion of
+Comparisons with thresholds allow for float rounding (``EPSILON``): a passing assertion of
 weight 0.3 beside a failing one of weight 0.1 scores 0.7499999999999999, which meets 0.75.
 
-``llm-rubric`` asks a :data:`Judge`, a callable ``judge(rubric, prompt, answer)`` returning a
-:class:`JudgeVerdict`; :func:`make_judge` builds one over the provider layer. Without a judge
+``llm-rubric`` asks a ``Judge``, a callable ``judge(rubric, prompt, answer)`` returning a
+``JudgeVerdict`` (both of :mod:`~harness.datasets.assertion_types`); ``make_judge``
+(:mod:`~harness.datasets.rubric_judge`) builds one over the provider layer. Without a judge
 the assertion is skipped (never failed) with the reason given; a judge that fails
-(:class:`JudgeError`: the model cannot be reached, or answers twice with something that is not
+(``JudgeError``: the model cannot be reached, or answers twice with something that is not
 the JSON object asked for) makes the assertion an error that scores 0 and does count.
 
 :func:`grade` runs once per model answer, thousands of times a second on large datasets:
@@ -52,34 +53,22 @@ regular expressions and JSON Schema validators are compiled once (``lru_cache``)
 are imported only when a validator is first built, and the answer's lowered form and parsed
 JSON are computed at most once per call.
 
-Where the parts live (all re-exported here, the one import path for callers):
+Where the parts live (each name is imported from its own module):
 :mod:`~harness.datasets.assertion_types` (the types, thresholds, protocols and result records),
 :mod:`~harness.datasets.assertion_checks` (the deterministic checks),
-:mod:`~harness.datasets.assertion_validation` (:func:`validate_assertion`, at load time) and
-:mod:`~harness.datasets.rubric_judge` (:func:`make_judge`); this module combines them into
-:func:`grade`.
+:mod:`~harness.datasets.assertion_validation` (``validate_assertion``, at load time) and
+:mod:`~harness.datasets.rubric_judge` (``make_judge``); this module combines them into
+:func:`grade` (and :func:`needs_judge`).
 """
 
 from __future__ import annotations
 
-from harness.datasets.assertion_checks import (
-    CHECKS,
-    AnswerView,
-    Outcome,
-    canonical_json,
-    compiled_regex,
-    json_text,
-)
+from harness.datasets.assertion_checks import CHECKS, AnswerView, Outcome
 from harness.datasets.assertion_types import (
-    ASSERTION_TYPES,
-    DEFAULT_THRESHOLD,
-    DETERMINISTIC,
     EPSILON,
     QUOTE_CAP,
-    RUBRIC_THRESHOLD,
     Answer,
     AssertionResult,
-    AssertionSpec,
     CaseSpec,
     Grade,
     Judge,
@@ -87,48 +76,7 @@ from harness.datasets.assertion_types import (
     JudgeVerdict,
     default_threshold,
     is_number,
-    quote,
 )
-from harness.datasets.assertion_validation import validate_assertion
-from harness.datasets.rubric_judge import (
-    JUDGE_MAX_TOKENS,
-    JUDGE_SYSTEM_PROMPT,
-    JUDGE_TEXT_CAP,
-    build_judge_prompt,
-    make_judge,
-    parse_verdict,
-)
-
-__all__ = [
-    "ASSERTION_TYPES",
-    "DEFAULT_THRESHOLD",
-    "DETERMINISTIC",
-    "EPSILON",
-    "JUDGE_MAX_TOKENS",
-    "JUDGE_SYSTEM_PROMPT",
-    "JUDGE_TEXT_CAP",
-    "QUOTE_CAP",
-    "RUBRIC_THRESHOLD",
-    "Answer",
-    "AssertionResult",
-    "AssertionSpec",
-    "CaseSpec",
-    "Grade",
-    "Judge",
-    "JudgeError",
-    "JudgeVerdict",
-    "build_judge_prompt",
-    "canonical_json",
-    "compiled_regex",
-    "default_threshold",
-    "grade",
-    "json_text",
-    "make_judge",
-    "needs_judge",
-    "parse_verdict",
-    "quote",
-    "validate_assertion",
-]
 
 
 def needs_judge(case: CaseSpec) -> bool:

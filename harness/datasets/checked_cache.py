@@ -49,7 +49,7 @@ class CheckedCache:
             return _DEFAULT_CACHE[1]
         cache = None
         if (setting[0] or "1").strip().lower() not in ("0", "false", "no", "off"):
-            from harness.models.providers.cache import default_cache_dir
+            from harness._util.places import default_cache_dir
 
             cache = cls(default_cache_dir() / "datasets")
         _DEFAULT_CACHE[:] = [setting, cache]

@@ -6,8 +6,8 @@ by field (test case numbers in numeric order), with the file line of each case f
 and ``.csv``: the schema ``harness/schemas/dataset.schema.json`` (an unknown key named by its
 own path, with a suggestion for a typo; an unknown assertion type likewise), every undefined
 variable of each case's id and prompt, duplicate ids once rendered, the values of assertions
-(``harness.datasets.assertions.validate_assertion``) and a ``references`` assertion on a case
-without references.
+(``harness.datasets.assertion_validation.validate_assertion``) and a ``references``
+assertion on a case without references.
 
 The schema's fast path: cases (and the document's other keys) that plain-Python rules vouch
 for skip jsonschema (:func:`_schema_issues`); the rules are built from
@@ -227,7 +227,7 @@ def _natural_key(problem: str) -> list[Any]:
 def _assertion_checker() -> Callable[[Assertion], str | None]:
     """The check of assertion values, imported when a document is first checked: resolving a
     document from the checked-documents cache needs none of the grading module."""
-    from harness.datasets.assertions import validate_assertion
+    from harness.datasets.assertion_validation import validate_assertion
 
     return validate_assertion
 

@@ -29,21 +29,23 @@ Everything is checked before anything runs, and every problem is reported at onc
 the schema (unknown keys included, with a suggestion for a typo; only ``metadata`` and
 ``variables`` take any key), duplicate ids after rendering, every undefined variable of every
 case's id and prompt, the values of assertions (a regex must compile, a JSON Schema must be
-valid: ``harness.datasets.assertions.validate_assertion``), and a ``references`` assertion on
-a case without references. In ``.jsonl`` and ``.csv`` files the messages also give the line.
+valid: ``harness.datasets.assertion_validation.validate_assertion``), and a ``references``
+assertion on a case without references. In ``.jsonl`` and ``.csv`` files the messages also
+give the line.
 
-Resolution (what a :class:`TestCase` holds): the prompt and id rendered, the system prompt
-(the case's, else the dataset's ``system``, else ``defaults.system``), the generation
-parameters (the case's ``config`` over ``defaults``), ``repeat`` (default 1), ``threshold``
-(the case's, else ``defaults.threshold``, else none), and the assertions with the
-``expected`` shorthand first (``implicit``). A ``references`` assertion without a value gets
-the case's references as its value. An empty ``expected`` string is no assertion.
+Resolution (what a :class:`~harness.datasets.model.TestCase` holds): the prompt and id
+rendered, the system prompt (the case's, else the dataset's ``system``, else
+``defaults.system``), the generation parameters (the case's ``config`` over ``defaults``),
+``repeat`` (default 1), ``threshold`` (the case's, else ``defaults.threshold``, else none),
+and the assertions with the ``expected`` shorthand first (``implicit``). A ``references``
+assertion without a value gets the case's references as its value. An empty ``expected``
+string is no assertion.
 
-The :attr:`Dataset.digest` identifies the content: the same document gives the same digest
-whatever its key order and whether it was written in JSON or YAML.
+The :attr:`~harness.datasets.model.Dataset.digest` identifies the content: the same document
+gives the same digest whatever its key order and whether it was written in JSON or YAML.
 
 This module finds and loads dataset files (:func:`load_dataset`, :func:`load_file`, the
-built-in datasets) and keeps the names other modules import from it. The parts are:
+built-in datasets). The other parts are imported from the modules that define them:
 :mod:`harness.datasets.model` (the dataset model, templates, the digest),
 :mod:`harness.datasets.readers` (the five readers and YAML's tags),
 :mod:`harness.datasets.checks` (the checks, the schema's fast path, resolution) and
@@ -55,31 +57,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from harness.datasets.checked_cache import CACHE_VERSION as CACHE_VERSION
-from harness.datasets.checked_cache import CheckedCache as CheckedCache
-from harness.datasets.checks import _resolve_checked
-from harness.datasets.checks import parse_dataset as parse_dataset
-from harness.datasets.model import (
-    BUILTIN_SUFFIXES,
-    SUFFIXES,
-    BuiltinInfo,
-    Dataset,
-    DatasetError,
-)
-from harness.datasets.model import CSV_COLUMNS as CSV_COLUMNS
-from harness.datasets.model import CSV_VARIABLE_PREFIX as CSV_VARIABLE_PREFIX
-from harness.datasets.model import DEFAULT_CATEGORY as DEFAULT_CATEGORY
-from harness.datasets.model import DEFAULT_VERSION as DEFAULT_VERSION
-from harness.datasets.model import GENERATION_SETTINGS as GENERATION_SETTINGS
-from harness.datasets.model import Assertion as Assertion
-from harness.datasets.model import MissingVariablesError as MissingVariablesError
-from harness.datasets.model import TestCase as TestCase
-from harness.datasets.model import apply_settings as apply_settings
-from harness.datasets.model import canonical_json as canonical_json
-from harness.datasets.model import document_digest as document_digest
-from harness.datasets.model import placeholders as placeholders
-from harness.datasets.model import render as render
-from harness.datasets.model import sample_cases as sample_cases
+from harness.datasets.checked_cache import CheckedCache
+from harness.datasets.checks import _resolve_checked, parse_dataset
+from harness.datasets.model import BUILTIN_SUFFIXES, SUFFIXES, BuiltinInfo, Dataset, DatasetError
 from harness.datasets.readers import _read_document
 
 
@@ -130,7 +110,7 @@ def load_file(path: str | os.PathLike, *, source: str | None = None) -> Dataset:
 
     A file whose exact content passed every check before is not parsed and checked again:
     its parsed document is kept in the checked-documents cache, keyed by the SHA-256 of the
-    bytes, the format, the schema and the version of the checks (:data:`CACHE_VERSION`; see
+    bytes, the format, the schema and the version of the checks (``CACHE_VERSION`` of
     :mod:`harness.datasets.checked_cache`). A file that changes by one byte, or a new version
     of the checks, means the file is read afresh.
     """

@@ -6,11 +6,12 @@ loads the dataset, selects the cases (``--filter``, ``--limit``, a fleet profile
 settings) and plans one :class:`PlannedCell` per (case, target, repeat): a
 :class:`harness.scenarios.plan.Cell` with suite = dataset name, scenario = case id, tier ``dataset``,
 agent = the target's provider prefix, model = its model and iteration = the repeat, so
-``--shard I/N`` keeps the same slice as of a scenario matrix. On a resume the cells whose last
-line in ``results.jsonl`` is not an error (or, with ``--retry-errors``, any line) are left
-out. Nothing is sent. :func:`config_parts` is what decides a cell's answer and grade (its
-hash is the stored run's ``config_hash``); :func:`estimate` gives the requests and an upper
-cost per target. :class:`DatasetResult` is what a finished run hands back.
+``--shard I/N`` keeps the same slice as of a scenario matrix. On a resume the cells with a line
+in ``results.jsonl`` are left out (with ``--retry-errors``, those whose last line is not an
+error), by the one resume rule of :mod:`harness.cells`. Nothing is sent. :func:`config_parts`
+is what decides a cell's answer and grade (its hash is the stored run's ``config_hash``);
+:func:`estimate` gives the requests and an upper cost per target. :class:`DatasetResult` is
+what a finished run hands back.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from harness._util.clock import now_iso
-from harness.datasets.format import Dataset, TestCase, apply_settings, load_dataset, sample_cases
-from harness.datasets.results_log import RESULTS_FILE, latest_by_key, read_results
+from harness.datasets.format import load_dataset
+from harness.datasets.model import Dataset, TestCase, apply_settings, sample_cases
+from harness.cells import decide
+from harness.datasets.results_log import RESULTS_FILE, latest_by_key, read_results, recorded
 from harness.scenarios.plan import Cell
 from harness.models.providers import ChatRequest, Message
 from harness.models.providers.registry import Target, missing_credentials, parse_target
@@ -264,20 +267,11 @@ def prepare(options: DatasetRunOptions, *, require_keys: bool = True) -> Dataset
     notes: list[str] = list(notes_first)
     if options.resume:
         previous = latest_by_key(read_results(directory / RESULTS_FILE)[0])
-        todo = []
-        done = errors = 0
-        for p in planned:
-            last = previous.get(p.key)
-            if last is None:
-                todo.append(p)
-            elif last.get("status") == "error" and options.retry_errors:
-                todo.append(p)
-                errors += 1
-            else:
-                done += 1
-        notes.append(f"resuming {directory}: {done} cell(s) already there, {len(todo)} to run"
-                     + (f" ({errors} errored, retried)" if options.retry_errors else ""))
-        to_run = todo
+        decision = decide(planned, lambda p: p.key, {key: recorded(line) for key, line in previous.items()},
+                          retry=options.retry_errors)
+        notes.append(f"resuming {directory}: {decision.done} cell(s) already there, {len(decision.run)} to run"
+                     + (f" ({len(decision.retried)} errored, retried)" if options.retry_errors else ""))
+        to_run = decision.run
     else:
         to_run = planned
     meta = meta or _meta_of(options, dataset, options.targets, batch_id)

@@ -20,7 +20,8 @@ import collections
 from typing import Any
 
 from harness._util.clock import now_iso
-from harness.datasets.assertions import Answer, grade, needs_judge
+from harness.datasets.assertion_types import Answer
+from harness.datasets.assertions import grade, needs_judge
 from harness.datasets.planning import DatasetRun, PlannedCell
 from harness.datasets.results_log import ResultsLog, cell_key
 from harness.models.engine import Outcome

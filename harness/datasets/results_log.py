@@ -5,6 +5,7 @@ once, or a batch of lines together; :func:`read_results` reads them back, leavin
 line cut short by a crash and saying where the whole lines end, so that a resumed run truncates
 the torn line and appends after the last whole one. A retried cell has several lines: the last
 one counts (:func:`latest_by_key`, keyed by :func:`cell_key`: test id, target and repeat).
+A resumed run reads each line with :func:`recorded` for the one resume rule of :mod:`harness.cells`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from harness.cells import Recorded
 
 RESULTS_FILE = "results.jsonl"
 
@@ -61,6 +64,13 @@ def latest_by_key(cells: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def cell_key(cell: dict[str, Any]) -> str:
     return f"{cell['test_id']}\x1f{cell['target']}\x1f{cell['repeat']}"
+
+
+def recorded(cell: dict[str, Any]) -> Recorded:
+    """What a line says of its cell for the resume rule (:mod:`harness.cells`): keyed by
+    :func:`cell_key`, retryable when its status is ``error``."""
+    status = cell.get("status")
+    return Recorded(cell_key(cell), status, status == "error")
 
 
 class ResultsLog:

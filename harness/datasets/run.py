@@ -1,7 +1,7 @@
 """Run a dataset against several models at once (``bench dataset``), with results that survive.
 
-A run is a list of cells: (test case, target, repeat), planned by :func:`prepare`
-(:mod:`harness.datasets.planning`: the options, the cells, ``--resume``, the estimate). The
+A run is a list of cells: (test case, target, repeat), planned by
+:func:`harness.datasets.planning.prepare` (the options, the cells, ``--resume``, the estimate). The
 cells go through the async request engine (:mod:`harness.models.engine`); each answer is graded by the
 case's assertions and appended at once, as one JSON line, to ``results.jsonl`` in the output
 directory (:mod:`harness.datasets.recording`, :mod:`harness.datasets.results_log`; each line is
@@ -10,11 +10,11 @@ flushed as it is written, so a killed process loses at most the requests in flig
 no line yet, and ``--retry-errors`` redoes those whose last line is an error.
 
 At the end (:func:`finish`) ``results.json``, ``results.csv`` and ``summary.json`` are written
-from the last line of every cell (JUnit XML when asked), and :func:`store`
-(:mod:`harness.datasets.storing`) stores every cell in the results store as a run of one batch
+from the last line of every cell (JUnit XML when asked), and
+:func:`harness.datasets.storing.store` stores every cell in the results store as a run of one batch
 (the run's batch id), so ``bench batch``, ``bench compare``, leaderboards and the dashboard read
 it like any other batch. This module sends and finishes a run; the names of the modules above
-are re-exported here, where their callers import them.
+are imported from those modules.
 """
 
 from __future__ import annotations
@@ -29,35 +29,11 @@ from harness._util.clock import now_iso
 from harness._util.files import write_text_atomic
 from harness.datasets.exports import summary_text, write_csv, write_json
 from harness.datasets.summary import summarize
-from harness.datasets.assertions import make_judge, needs_judge
-# sample_cases and apply_settings live with the format (a plan uses them without the runner).
-from harness.datasets.format import apply_settings as apply_settings
-from harness.datasets.format import sample_cases as sample_cases
-from harness.datasets.planning import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS
-from harness.datasets.planning import META_FILE as META_FILE
-from harness.datasets.planning import TIER as TIER
-from harness.datasets.planning import DatasetResult as DatasetResult
-from harness.datasets.planning import DatasetRun as DatasetRun
-from harness.datasets.planning import DatasetRunError as DatasetRunError
-from harness.datasets.planning import DatasetRunOptions as DatasetRunOptions
-from harness.datasets.planning import PlannedCell as PlannedCell
-from harness.datasets.planning import _price_key as _price_key
-from harness.datasets.planning import build_request as build_request
-from harness.datasets.planning import config_parts as config_parts
-from harness.datasets.planning import estimate as estimate
-from harness.datasets.planning import prepare as prepare
-from harness.datasets.planning import select_cases as select_cases
-from harness.datasets.recording import RESPONSE_CAP as RESPONSE_CAP
-from harness.datasets.recording import CellRecorder as CellRecorder
-from harness.datasets.results_log import RESULTS_FILE as RESULTS_FILE
-from harness.datasets.results_log import ResultsLog as ResultsLog
-from harness.datasets.results_log import cell_key as cell_key
-from harness.datasets.results_log import latest_by_key as latest_by_key
-from harness.datasets.results_log import read_results as read_results
-from harness.datasets.results_log import sync_file as sync_file
-from harness.datasets.storing import STORE_CHUNK as STORE_CHUNK
-from harness.datasets.storing import run_record as run_record
-from harness.datasets.storing import store as store
+from harness.datasets.assertions import needs_judge
+from harness.datasets.planning import META_FILE, DatasetResult, DatasetRun, build_request
+from harness.datasets.recording import CellRecorder
+from harness.datasets.results_log import RESULTS_FILE, ResultsLog, latest_by_key, read_results, sync_file
+from harness.datasets.rubric_judge import make_judge
 from harness.models.engine import Engine, EngineOptions, Job
 from harness.events import OnEvent
 
@@ -75,7 +51,7 @@ def resolve_rubric_judge(run: DatasetRun) -> tuple[Any, str, str]:
     run.judge_note = resolved.describe()
     if resolved.skip_reason is not None:
         return None, f"judge skipped: {resolved.skip_reason}", "none"
-    from harness.datasets.assertions import JudgeError
+    from harness.datasets.assertion_types import JudgeError
 
     try:
         return make_judge(resolved, use_cache=run.options.cache == "replay"), "", resolved.identity

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from harness.datasets.format import TestCase
+from harness.datasets.model import TestCase
 from harness.datasets.planning import TIER, DatasetResult, DatasetRun, config_parts
 from harness.scenarios.plan import hash_parts
 from harness.results.records import EvaluationRecord, RunRecord, Telemetry

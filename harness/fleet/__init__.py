@@ -57,7 +57,7 @@ class FleetHandle:
 
 
 def _index_dir() -> Path:
-    from harness.models.providers.cache import default_cache_dir
+    from harness._util.places import default_cache_dir
 
     return default_cache_dir() / "fleet-runs"
 
@@ -242,7 +242,7 @@ def _status_of(run_dir: Path) -> dict[str, Any]:
 
 
 def _alive(pid: Any) -> bool:
-    from harness.leftovers import pid_alive
+    from harness._util.ownership import pid_alive
 
     if not isinstance(pid, int) or pid <= 0 or not pid_alive(pid):
         return False

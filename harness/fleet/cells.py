@@ -92,7 +92,7 @@ def cell_tests(cell: FleetCell, run_dir: Path, lines: list[dict[str, Any]] | Non
     """The tests a cell has recorded (the last line of each), planned ones only, then a
     ``skipped`` test for every planned one with no line. ``lines``: the cell's results lines
     when they are at hand (else its results file is read)."""
-    from harness.datasets.run import read_results
+    from harness.datasets.results_log import read_results
 
     if lines is None:
         lines, _ = read_results(run_dir / cell.relative_dir / CELL_RESULTS)

@@ -10,9 +10,9 @@ cells run at once; without a plan given, the run plans the repositories one at a
 the totals into ``status.json`` once the plan is whole. A cell is recorded in ``cells.jsonl``
 only once its files are written and its runs stored. Killing the process loses at most the
 answers in flight: ``resume`` re-plans the same cells, skips the completed ones, and completes
-the others from their ``results.jsonl``.
+the others from their ``results.jsonl``; which cells and which runs of a suite cell run again
+is the one resume rule of :mod:`harness.cells` (:func:`recorded_entry`, :func:`recorded_suite_line`).
 
-The plan, the estimate and the run-directory helpers are importable from here too (``__all__``).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness._util.clock import now_iso
+from harness.cells import Recorded, decide, latest
 from harness.events import Event, OnEvent
 from harness.fleet.cells import CELL_RESULTS, FleetCell, cell_tests
 from harness.fleet.manifest import DEFAULT_TIMEOUT_S, agent_for, suites_dir_for
@@ -43,6 +44,21 @@ if TYPE_CHECKING:  # asyncio is imported by a running fleet only: a plan or a ch
 
 DEFAULT_CONCURRENCY = 32
 DEFAULT_PARALLEL_CELLS = 4
+
+
+def recorded_entry(entry: dict[str, Any]) -> Recorded:
+    """What a ``cells.jsonl`` entry says of its fleet cell for the resume rule
+    (:mod:`harness.cells`): any state but ``completed`` is retried."""
+    state = entry.get("state")
+    return Recorded(entry["key"], state, state != "completed")
+
+
+def recorded_suite_line(line: dict[str, Any]) -> Recorded:
+    """What a line of a suite cell's results.jsonl says of its scenario run for the resume rule
+    (:mod:`harness.cells`): keyed by (scenario, tier asked, iteration); a run stored as
+    ``error`` is retried."""
+    status = line.get("status")
+    return Recorded((line["scenario"], line["tier_asked"], line["iteration"]), status, status == "error")
 
 
 @dataclass
@@ -132,7 +148,8 @@ class FleetExecution:
     def _open_dataset_cell(self, cell: FleetCell) -> tuple[Any, Any]:
         """A dataset cell's run, prepared, and its sending opened (directory, run.json, results
         log, requests): what comes before its first request. Safe in a worker thread."""
-        from harness.datasets.run import DatasetRunOptions, open_send, prepare
+        from harness.datasets.planning import DatasetRunOptions, prepare
+        from harness.datasets.run import open_send
 
         directory = self.run_dir / cell.relative_dir
         profile = cell.profile
@@ -151,7 +168,8 @@ class FleetExecution:
 
     async def _dataset_cell(self, cell: FleetCell, engine: Any, opened: Any = None) -> CellResult:
         import asyncio
-        from harness.datasets.run import finish, send, store
+        from harness.datasets.run import finish, send
+        from harness.datasets.storing import store
 
         directory = self.run_dir / cell.relative_dir
         run, opening = await opened if opened is not None else self._open_dataset_cell(cell)
@@ -201,7 +219,7 @@ class FleetExecution:
         from harness.datasets.results_log import ResultsLog, read_results
 
         previous, keep = read_results(log_path)
-        done = {(p["scenario"], p["tier_asked"], p["iteration"]) for p in previous if p.get("status") != "error"}
+        stored = latest(recorded_suite_line(p) for p in previous)
         profile = cell.profile
         scenarios = select_scenarios(suites_dir_for(cell.repo), [profile.suite or ""], list(profile.scenarios))
         agent, agent_options = agent_for(cell.target)
@@ -209,9 +227,10 @@ class FleetExecution:
             agent_options["temperature"] = profile.settings["temperature"]
         plan = build_plan(scenarios, [profile.tier], [AgentChoice(agent, cell.target.model)], profile.iterations,
                           self.run_id)
+        slots = [(group, i) for group in plan.groups for i in group.iterations]
+        to_run = decide(slots, lambda slot: (slot[0].scenario.name, profile.tier, slot[1]), stored, retry=True).run
         for group in plan.groups:
-            group.iterations = [i for i in group.iterations
-                                if (group.scenario.name, profile.tier, i) not in done]
+            group.iterations = [i for g, i in to_run if g is group]
         timeout_minutes = self.manifest.test_timeout_s / 60.0 if self.manifest.test_timeout_s else None
         from harness.grading.evaluators.llm_judge import JudgeChoice
 
@@ -301,12 +320,11 @@ class FleetExecution:
 
         def add(cells: list[FleetCell]) -> None:
             nonlocal todo
-            for cell in cells:
-                if self.done_log.get(cell.key, {}).get("state") == "completed":
-                    self.cells_done += 1
-                else:
-                    queue.append(cell)
-                    todo += 1
+            stored = {c.key: recorded_entry(self.done_log[c.key]) for c in cells if c.key in self.done_log}
+            decision = decide(cells, lambda c: c.key, stored, retry=True)
+            self.cells_done += decision.done
+            queue.extend(decision.run)
+            todo += len(decision.run)
 
         def started() -> None:
             self._status(True, state="running", pid=os.getpid(), cells_total=len(self.plan.cells),

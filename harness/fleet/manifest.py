@@ -31,12 +31,7 @@ from typing import Any, Iterator
 
 import yaml
 
-# The schema checks (the fast path's rules re-exported for the tests that hold them to the schema).
-from harness.fleet.manifest_checks import _REPOSITORY_RULES as _REPOSITORY_RULES
-from harness.fleet.manifest_checks import _plain_repository as _plain_repository
-from harness.fleet.manifest_checks import _plain_top as _plain_top
-from harness.fleet.manifest_checks import _problem_lines
-from harness.fleet.manifest_checks import _schema_issues as _schema_issues
+from harness.fleet.manifest_checks import _problem_lines, _schema_issues
 from harness.models.providers.registry import Target, parse_target
 
 MANIFEST_VERSION = "1.0"

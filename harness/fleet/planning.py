@@ -96,7 +96,7 @@ class FleetPlanner:
 
     def step(self) -> list[FleetCell]:
         """Plan the next repository; its cells (none once :attr:`done`)."""
-        from harness.datasets.format import DatasetError, apply_settings, sample_cases
+        from harness.datasets.model import DatasetError, apply_settings, sample_cases
 
         if self.done:
             return []
@@ -161,7 +161,8 @@ def plan_fleet(manifest: Manifest, *, clone: bool = True) -> FleetPlan:
 def _suite_tests(repo: Repository, profile: Profile) -> list[str] | str:
     """The scenario names a suite profile runs in ``repo`` (checked for the tier), or why not."""
     from harness.scenarios.plan import PlanError, select_scenarios
-    from harness.scenarios.loading import ScenarioError, available_tiers
+    from harness.scenarios.loading import available_tiers
+    from harness.scenarios.model import ScenarioError
 
     try:
         scenarios = select_scenarios(suites_dir_for(repo), [profile.suite or ""], list(profile.scenarios))
@@ -184,7 +185,8 @@ def estimate(plan: FleetPlan) -> dict[str, Any]:
     """Requests (dataset cells) and scenario runs (suite cells), with an upper cost estimate per
     provider for the requests (input ~ 4 characters a token, output at max_tokens). Scenario
     runs have no estimate: how many calls an agent makes is not known before it runs."""
-    from harness.datasets.run import DEFAULT_MAX_TOKENS, _price_key, apply_settings, sample_cases
+    from harness.datasets.model import apply_settings, sample_cases
+    from harness.datasets.planning import DEFAULT_MAX_TOKENS, _price_key
     from harness.models.pricing import price_for
     from harness.models.providers import Usage
 

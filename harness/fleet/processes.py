@@ -20,7 +20,7 @@ class CloneError(RuntimeError):
 
 def repos_cache_dir() -> Path:
     """Where repositories given by ``git_url`` are cloned: ``<cache>/fleet-repos``."""
-    from harness.models.providers.cache import default_cache_dir
+    from harness._util.places import default_cache_dir
 
     return default_cache_dir() / "fleet-repos"
 

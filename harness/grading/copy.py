@@ -47,14 +47,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from harness._util.globs import matches_any, walk_files
-from harness.leftovers import owned
+from harness._util.ownership import owned
 from harness._util.trees import remove_tree, same_content, valid_utf8, walk
 from harness.scenarios.workspace import ALWAYS_EXCLUDED, CopyReport, copy_tree, real_directory
 
 if TYPE_CHECKING:
     from harness.agents.base import AgentResult
     from harness.sandbox import Sandbox
-    from harness.scenarios.loading import Scenario
+    from harness.scenarios.model import Scenario
     from harness.scenarios.workspace import WorkspaceDiff
 
 PYTHON_PROTECT = (

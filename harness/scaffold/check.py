@@ -25,7 +25,8 @@ from typing import Any
 from harness.agents import register_agent
 from harness.scaffold.careless import PATCH_AGENT, PatchAgent
 from harness.scaffold.names import Target
-from harness.scenarios.loading import Scenario, ScenarioError, available_tiers, load_scenario, resolve_prompt
+from harness.scenarios.loading import available_tiers, load_scenario, resolve_prompt
+from harness.scenarios.model import Scenario, ScenarioError
 
 # The verdicts' check names, in the order a scenario's rows are reported.
 LOADS = "scenario loads"

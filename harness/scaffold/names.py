@@ -4,7 +4,7 @@ searches (:func:`suites_dirs`: the given ones, then the shipped ``suites/``) and
 ``SUITE`` or ``SUITE/SCENARIO`` word names there (:func:`find_targets`, :class:`Target`).
 
 A bad name is :class:`InvalidName`; an unknown suite or scenario, or a missing directory, is a
-:class:`~harness.scenarios.loading.ScenarioError` naming what exists.
+:class:`~harness.scenarios.model.ScenarioError` naming what exists.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.scenarios.loading import RESERVED_SUITE_NAMES, SCENARIO_FILE, ScenarioError, default_suites_dir
+from harness.scenarios.loading import RESERVED_SUITE_NAMES, SCENARIO_FILE, default_suites_dir
+from harness.scenarios.model import ScenarioError
 
 #: A suite or scenario name: a directory name that `bench SUITE SCENARIO` can name as a word
 #: (no option-like leading dash, no path separator, no hidden or relative directory).

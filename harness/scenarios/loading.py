@@ -4,7 +4,7 @@ Loading and discovery: ``load_scenario``, ``discover_suites``, ``resolve_prompt`
 project's ``scenario.yaml`` and, through :mod:`harness.tasks`, for Harbor tasks and SWE-bench
 instances. The records they fill (:class:`Scenario`, :class:`TierPrompt`, :class:`Suite`,
 :class:`JudgeConfig`), :class:`ScenarioError` and ``VALIDATION_ORDER`` are defined in
-:mod:`harness.scenarios.model`, which the task loaders share, and are importable from here.
+:mod:`harness.scenarios.model`, which the task loaders share; import them from there.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from harness.scenarios.model import (  # the model, importable from here
+from harness.scenarios.model import (
     VALIDATION_ORDER,
     JudgeConfig,
     Scenario,

@@ -3,8 +3,8 @@ error a scenario that cannot be used raises.
 
 The loaders fill them: :mod:`harness.scenarios.loading` for this project's ``scenario.yaml`` (and the
 dispatch to the others), :mod:`harness.tasks.harbor` for Harbor tasks and
-:mod:`harness.tasks.swe` for SWE-bench instances. :mod:`harness.scenarios.loading` re-exports every name
-here, the place callers import them from.
+:mod:`harness.tasks.swe` for SWE-bench instances. Callers import these names from here, the
+one module that defines them.
 """
 
 from __future__ import annotations

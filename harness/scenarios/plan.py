@@ -20,6 +20,9 @@ How a plan's iterations are numbered, against the runs a batch already has:
   the same plan and batch id run every cell exactly once. Sharded plans number iterations
   ``0..N-1`` (as ``resume`` does), whatever the batch holds, so every shard agrees.
 
+``resume`` and ``retry_errors`` are the scenario form of the one resume rule of
+:mod:`harness.cells` (:func:`recorded` reads a stored run for it).
+
 What makes two runs comparable, :func:`config_parts`, is recorded with every run: the scenario's
 files, the prompt, the tool set, agent, model, specialist, sandbox kind, judge, budgets, base
 URL, timeout and harness version. ``config_hash`` is the digest of those parts.
@@ -36,7 +39,9 @@ from typing import TYPE_CHECKING, Any
 
 from harness import __version__ as HARNESS_VERSION
 from harness._util.globs import walk_files
-from harness.scenarios.loading import Scenario, ScenarioError, TierPrompt, discover_suites, load_scenario, resolve_prompt
+from harness.cells import Recorded, decide
+from harness.scenarios.loading import discover_suites, load_scenario, resolve_prompt
+from harness.scenarios.model import Scenario, ScenarioError, TierPrompt
 from harness.scenarios.workspace import ALWAYS_EXCLUDED
 
 if TYPE_CHECKING:
@@ -350,38 +355,67 @@ def check_unchanged(plan: Plan, stored: Iterable[RunRecord], force: bool = False
                           + "; ".join(forced[:3]) + (" ..." if len(forced) > 3 else ""))
 
 
+def recorded(run: RunRecord) -> Recorded | None:
+    """What a stored run says of its cell for the resume rule (:mod:`harness.cells`): keyed like
+    :attr:`Cell.key`, retryable when it is an ``error`` of a class in ``RETRYABLE_CLASSES``;
+    None for a run that names no cell (no ``cellGroup`` or ``iteration``)."""
+    group = (run.metadata or {}).get("cellGroup")
+    iteration = _iteration(run)
+    if not isinstance(group, str) or iteration is None:
+        return None
+    return Recorded(f"{group}#{iteration}", run.status,
+                    run.status == "error" and run.failure_class in RETRYABLE_CLASSES)
+
+
+def _fit_to_stored(plan: Plan, stored: Iterable[RunRecord], *, retry: bool, missing: bool) -> None:
+    """Keep the cells :func:`harness.cells.decide` runs against the latest stored run of each
+    cell (ordered by ``(started_at, run_id)``), and write the notes of ``resume`` (when
+    ``missing``) and ``retry_errors`` (when ``retry``). With ``retry``, a group's stored
+    iterations outside the plan are candidates too: an errored run of an earlier invocation is
+    redone wherever its iteration falls."""
+    latest_run: dict[str, RunRecord] = {}
+    stored_iterations: dict[str, set[int]] = {}
+    for run in sorted(stored, key=lambda r: (r.started_at or "", r.run_id)):
+        record = recorded(run)
+        if record is not None:
+            latest_run[str(record.key)] = run
+            stored_iterations.setdefault((run.metadata or {})["cellGroup"], set()).add(_iteration(run))
+    keys = [group.key for group in plan.groups]
+    slots = []
+    for n, group in enumerate(plan.groups):
+        its = sorted(set(group.iterations) | stored_iterations.get(keys[n], set())) if retry else group.iterations
+        slots += [(n, i) for i in its]
+    planned = sum(len(group.iterations) for group in plan.groups)
+    decision = decide(slots, lambda slot: f"{keys[slot[0]]}#{slot[1]}",
+                      {key: recorded(run) for key, run in latest_run.items()}, retry=retry, missing=missing)
+    kept: dict[int, list[int]] = {}
+    for n, i in decision.run:
+        kept.setdefault(n, []).append(i)
+    classes: dict[str, int] = {}
+    for n, i in decision.retried:
+        run = latest_run[f"{keys[n]}#{i}"]
+        plan.groups[n].retry_of[i] = run.run_id
+        classes[run.failure_class or ""] = classes.get(run.failure_class or "", 0) + 1
+    for n, group in enumerate(plan.groups):
+        group.iterations = kept.get(n, [])
+    if missing:
+        plan.notes.append(f"batch {plan.batch_id} has runs for {planned - decision.missing} of the plan's "
+                          f"{planned} cells; {decision.missing} left to run")
+    if retry:
+        found = ", ".join(f"{n} {c}" for c, n in sorted(classes.items())) or "none"
+        plan.notes.append(f"batch {plan.batch_id}: runs stored as error to retry: {found}")
+
+
 def resume(plan: Plan, stored: Iterable[RunRecord]) -> None:
     """Keep only the plan's cells that have no stored run."""
-    by_group = _stored_by_group(stored)
-    before = after = 0
-    for group in plan.groups:
-        done = {_iteration(r) for r in by_group.get(group.key, [])}
-        before += len(group.iterations)
-        group.iterations = [i for i in group.iterations if i not in done]
-        after += len(group.iterations)
-    plan.notes.append(f"batch {plan.batch_id} has runs for {before - after} of the plan's {before} cells; "
-                      f"{after} left to run")
+    _fit_to_stored(plan, stored, retry=False, missing=True)
 
 
 def retry_errors(plan: Plan, stored: Iterable[RunRecord], *, add: bool = False) -> None:
     """Redo the cells whose latest stored run is an ``error`` of class infra or harness.
-    With ``add``, keep the cells already chosen (``--resume`` together with ``--retry-errors``)."""
-    by_group = _stored_by_group(stored)
-    classes: dict[str, int] = {}
-    for group in plan.groups:
-        latest: dict[int, RunRecord] = {}
-        for run in sorted(by_group.get(group.key, []), key=lambda r: (r.started_at or "", r.run_id)):
-            it = _iteration(run)
-            if it is not None:
-                latest[it] = run
-        redo = {i: r for i, r in latest.items() if r.status == "error" and r.failure_class in RETRYABLE_CLASSES}
-        group.retry_of.update({i: r.run_id for i, r in redo.items()})
-        chosen = set(group.iterations) if add else set()
-        group.iterations = sorted(chosen | set(redo))
-        for r in redo.values():
-            classes[r.failure_class or ""] = classes.get(r.failure_class or "", 0) + 1
-    found = ", ".join(f"{n} {c}" for c, n in sorted(classes.items())) or "none"
-    plan.notes.append(f"batch {plan.batch_id}: runs stored as error to retry: {found}")
+    With ``add`` (``--resume`` together with ``--retry-errors``), the cells with no stored run
+    run as well, as :func:`resume` keeps them (and its note comes first)."""
+    _fit_to_stored(plan, stored, retry=True, missing=add)
 
 
 def keep_shard(plan: Plan, index: int, count: int) -> None:
@@ -417,10 +451,10 @@ def reconcile(plan: Plan, stored: Iterable[RunRecord], *, resume_batch: bool = F
     stored = list(stored)
     check_unchanged(plan, stored, force)
     fixed = resume_batch or shard is not None
-    if fixed:
-        resume(plan, stored)
     if retry:
         retry_errors(plan, stored, add=fixed)
+    elif fixed:
+        resume(plan, stored)
     if not fixed and not retry:
         continue_numbering(plan, stored)
     if shard is not None:

@@ -57,7 +57,7 @@ from harness.grading.evaluators.pipeline import run_evaluators
 from harness.grading.evaluators.validation import command_timeout, missing_tools, scenario_commands
 from harness.control import BatchControl
 from harness import leftovers
-from harness.leftovers import owned
+from harness._util.ownership import owned
 from harness.grading.copy import GradingSession
 from harness.scenarios.plan import (
     Group,
@@ -95,7 +95,7 @@ from harness.sandbox import (
 from harness.sandbox.bwrap import probe as bwrap_probe
 from harness.sandbox.container import detect_runtime
 from harness.sandbox.images import ContainerImage
-from harness.scenarios.loading import Scenario, TierPrompt
+from harness.scenarios.model import Scenario, TierPrompt
 from harness.grading.scoring import RunScore, score_run
 from harness.tools import ToolConfig
 from harness.grading.suspicious import suspicious_changes

@@ -1,9 +1,9 @@
 """What the task formats of :mod:`harness.tasks` share (Harbor tasks, SWE-bench instances).
 
-Each format is loaded as a :class:`~harness.scenarios.loading.Scenario` the same way:
+Each format is loaded as a :class:`~harness.scenarios.model.Scenario` the same way:
 
 - its files are read as UTF-8 text; one that cannot be read is a
-  :class:`~harness.scenarios.loading.ScenarioError` naming the file (:func:`read_text`);
+  :class:`~harness.scenarios.model.ScenarioError` naming the file (:func:`read_text`);
 - a suite or scenario name given by the user is one plain path component (:func:`plain_name`);
 - the title is the first non-empty line of the prompt, without Markdown's ``#``, cut to
   :data:`TITLE_CHARS` (:func:`title_of`);

@@ -9,7 +9,7 @@ A Harbor **task** is a directory holding::
     solution/solve.sh      the reference solution (optional)
 
 A **task suite** is a directory of tasks. :func:`load_task` loads one task as a
-:class:`~harness.scenarios.loading.Scenario`:
+:class:`~harness.scenarios.model.Scenario`:
 
 - the prompt is ``instruction.md``, the one tier ``L1`` (label ``L1-instruction``);
 - the workspace starts as what ``environment/Dockerfile`` copies into the image's final
@@ -25,7 +25,7 @@ A **task suite** is a directory of tasks. :func:`load_task` loads one task as a
 - ``task.toml``'s settings (:mod:`harness.tasks.harbor_settings`) are honoured where the
   sandbox has the knob (the agent's timeout, the verifier's timeout and environment, memory,
   storage as the workspace quota, network) and refused by name
-  (:class:`~harness.scenarios.loading.ScenarioError` naming the file and the field) where it has none:
+  (:class:`~harness.scenarios.model.ScenarioError` naming the file and the field) where it has none:
   GPUs, more CPUs or memory than this machine has, docker-compose services, prebuilt images,
   network allowlists, named users, MCP servers, multi-step tasks.
 

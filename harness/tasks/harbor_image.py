@@ -15,7 +15,7 @@ a runtime without the image can use it:
   starts empty) is a note, one line naming the file and the line, which loading turns into a
   warning. Nothing else of the image (its packages, its ``RUN`` steps) exists on the host runtime.
 
-A Dockerfile that cannot be read is a :class:`~harness.scenarios.loading.ScenarioError` naming it.
+A Dockerfile that cannot be read is a :class:`~harness.scenarios.model.ScenarioError` naming it.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ the sandbox has the knob: the agent's timeout, the verifier's timeout (600 s whe
 as in Harbor) and environment, memory, storage (the workspace quota), CPUs (checked against
 this machine) and the network (all of it or none: ``public`` or ``no-network``, one setting
 for the agent and the verifier). One it has no knob for, or that this machine cannot give,
-is refused: a :class:`~harness.scenarios.loading.ScenarioError`, one line naming the file and the
+is refused: a :class:`~harness.scenarios.model.ScenarioError`, one line naming the file and the
 field (GPUs, more CPUs or memory than this machine has, prebuilt images, network allowlists,
 named users, an environment for ``solve.sh``, MCP servers, health checks, skills
 directories, variables taken from the host's environment, multi-step tasks). A value of the

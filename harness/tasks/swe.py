@@ -3,7 +3,7 @@
 An **instance file** is JSONL, one SWE-bench instance per line (a ``.json`` file holding an
 array of instances is read too; :mod:`harness.tasks.swe_instances` reads and checks it); the
 file is a suite named after its stem, each instance a scenario named by its ``instance_id``.
-:func:`load_instance` loads one instance as a :class:`~harness.scenarios.loading.Scenario`:
+:func:`load_instance` loads one instance as a :class:`~harness.scenarios.model.Scenario`:
 
 - the prompt is ``problem_statement``, the one tier ``L1`` (label ``L1-problem``);
 - the workspace starts as the repository's tree at ``base_commit``, read with git from a local

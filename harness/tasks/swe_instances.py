@@ -8,13 +8,13 @@ modification time) into :class:`Entry` items, one per instance, each named by it
 kept with the reason, under a name of its place (``line-N``, ``item-N``; ``ID@line-N`` for a
 repeated id), so that the other instances of the file stay usable and loading that one says
 why. A file that cannot be read, or a ``.json`` file that is not JSON or no array, is a
-:class:`~harness.scenarios.loading.ScenarioError` naming it.
+:class:`~harness.scenarios.model.ScenarioError` naming it.
 
 :func:`check_instance` checks one entry field by field into an :class:`Instance`: the
 SWE-bench fields it needs (:data:`REQUIRED`) and this project's optional ``test_command``
 (pytest with ``-rA`` when not given), ``install`` and ``image`` (a build context holding a
 Containerfile or Dockerfile, relative to the file). A value it cannot use is a
-:class:`~harness.scenarios.loading.ScenarioError` naming ``file:line`` and the field. Test ids are a
+:class:`~harness.scenarios.model.ScenarioError` naming ``file:line`` and the field. Test ids are a
 list, or JSON text of one as SWE-bench stores them; ``FAIL_TO_PASS`` may not be empty. An
 unknown field is ignored with a warning, as is an ``environment_setup_commit`` other than
 ``base_commit``.

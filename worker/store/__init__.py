@@ -3,8 +3,10 @@
 Rows go in and out in the camelCase wire form of the API (docs/worker.md, "API"). Aggregates
 (batch totals, breakdowns, stats) are computed by SQL, never trusted from clients.
 
-The package is read through this module (``from worker import store``; ``store.store_run``,
-``store.get_batch``, ...). Its modules:
+The package's public API is read through this module (``from worker import store``;
+``store.store_run``, ``store.get_batch``, ...); the private helpers ``worker/analysis_api.py``
+and ``worker/dashboard_api.py`` build on are imported from the module that defines them
+(``wire._float``, ``queries._COUNTED``, ``batches._batch_to_wire``). Its modules:
 
 - ``wire``: JSON text, numbers, content hashes, rows of runs, evaluations and telemetry in
   wire form;
@@ -62,11 +64,6 @@ from worker.store.stress import (
     store_stress,
 )
 from worker.store.wire import content_hash, run_to_wire
-
-# The package's own helpers that worker/analysis_api.py and worker/dashboard_api.py build on.
-from worker.store.batches import _batch_to_wire as _batch_to_wire
-from worker.store.queries import _COUNTED as _COUNTED
-from worker.store.wire import _float as _float
 
 __all__ = [
     "DATASET_TIER", "DEFAULT_LIMIT", "KINDS", "MAX_LIMIT", "RUN_FILTERS", "STRESS_FILTERS",

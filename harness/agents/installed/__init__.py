@@ -41,7 +41,7 @@ from typing import Any
 from harness.agents.base import AgentContext, AgentResult, SandboxNeeds
 from harness.agents.installed.tools import Package, executable_path, install_command, install_dir
 from harness.agents.registry import register_agent
-from harness.leftovers import owned
+from harness._util.ownership import owned
 from harness.sandbox.identity import resolve_identity
 from harness._util.secrets import is_secret_name
 from harness._util.trees import read_regular, remove_tree

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from harness.agents.base import AgentResult
     from harness.grading.evaluators.test_reports import TestCounts
     from harness.sandbox import CommandResult, Sandbox
-    from harness.scenarios.loading import Scenario
+    from harness.scenarios.model import Scenario
     from harness.scenarios.workspace import CopyReport, WorkspaceDiff
 
 EvaluatorStatus = Literal["ok", "skipped", "error"]

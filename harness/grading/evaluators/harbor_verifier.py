@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from harness.grading.evaluators.base import BLAME, BLAME_INFRA, BLAME_WORKSPACE, EvaluationContext, EvaluatorResult
-from harness.leftovers import owned
+from harness._util.ownership import owned
 from harness.sandbox import CommandResult, Mount, Sandbox, SandboxClosed, SandboxSpec, open_sandbox
 from harness.tasks.harbor import (
     AGENT_LOGS_INNER,

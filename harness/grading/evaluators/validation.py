@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from harness.grading.evaluators.base import EvaluationContext, EvaluatorResult
 from harness.grading.evaluators.test_reports import CaseResult, ReportError, TestCounts, counts_of, detect_runner, read_cases
 from harness.sandbox import CommandResult, Sandbox
-from harness.scenarios.loading import VALIDATION_ORDER, Scenario
+from harness.scenarios.model import VALIDATION_ORDER, Scenario
 
 DEFAULT_COMMAND_TIMEOUT_S = 600.0
 DETAIL_TAIL = 4000  # characters of output kept in an evaluation's details

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from harness.models.providers.cache import ResponseCache, default_cache_dir
+from harness.models.providers.cache import ResponseCache
 from harness.models.providers.retry import RetryPolicy
 from harness.models.providers.types import (
     ChatRequest,
@@ -70,7 +70,6 @@ __all__ = [
     "ToolCall",
     "ToolSpec",
     "Usage",
-    "default_cache_dir",
     "get_provider",
     "has_credentials",
 ]

@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness._util.places import default_cache_dir as default_cache_dir
+from harness._util.places import default_cache_dir
 from harness.models.providers.types import ChatRequest, ChatResponse, ToolCall, Usage
 
 CACHE_FORMAT = 1
