@@ -135,7 +135,7 @@ def test_show_transcript_shows_tool_calls_and_results(store):
 
 
 def test_tool_call_text_keeps_calls_on_one_short_line():
-    from harness.cli.report import tool_call_text
+    from harness.cli.render import tool_call_text
 
     command = "python -m pytest -q tests/test_a_rather_long_module_name.py -k 'slug and not unicode'"
     shown = tool_call_text("run_command", {"command": command})

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from worker import dashboard
+from worker import dashboard_files
 from worker.messages import Request
 
 from support.worker import api, run_body  # noqa: F401 - fixtures and helpers shared with the core's tests
@@ -54,9 +54,9 @@ def test_every_source_file_is_served_with_its_type():
 
 def test_dashboard_paths_are_everything_outside_the_api():
     for path in ("/", "/batches", "/batches/b1", "/runs/run_1", "/assets/app.css", "/compare"):
-        assert dashboard.is_dashboard_path(path), path
+        assert dashboard_files.is_dashboard_path(path), path
     for path in ("/api", "/api/", "/api/runs", "/api/nope/deeper", "/health", "/health/", "/openapi.json"):
-        assert not dashboard.is_dashboard_path(path), path
+        assert not dashboard_files.is_dashboard_path(path), path
 
 
 def test_index_and_assets_are_served_without_a_key_with_security_headers(api):  # noqa: F811

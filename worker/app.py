@@ -15,7 +15,7 @@ import traceback
 from datetime import datetime, timezone
 from typing import Any, Awaitable, Callable
 
-from worker import analysis_api, dashboard, dashboard_api, progress, store
+from worker import analysis_api, dashboard_api, dashboard_files, progress, store
 from worker.config import WorkerConfig
 from worker.messages import HttpError, Request, Response, json_response
 from worker.schema import BATCH_FIELDS, RUN_FIELDS, STRESS_FIELDS, parse_json_body, validate_object
@@ -58,8 +58,8 @@ class WorkerApp:
         return response
 
     async def _dispatch(self, request: Request) -> Response:
-        if request.method == "GET" and dashboard.is_dashboard_path(request.path):
-            return dashboard.serve(request)
+        if request.method == "GET" and dashboard_files.is_dashboard_path(request.path):
+            return dashboard_files.serve(request)
         match = match_route(request.path)
         if match is None:
             raise HttpError(404, "not found", f"no route for {request.path}")

@@ -26,7 +26,7 @@ def agents(ctx: click.Context, as_json: bool) -> None:
 
     from harness.agents import agent_names, installed_specs
     from harness.agents.installed.tools import executable_path, installed_versions, tools_dir
-    from harness.cli.report import make_console
+    from harness.cli.render import make_console
 
     installed = installed_specs()
     rows = []

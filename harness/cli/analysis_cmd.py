@@ -41,7 +41,7 @@ def _interval(iv: list[float] | None, digits: int = 3) -> str:
 
 
 def _console():
-    from harness.cli.report import make_console
+    from harness.cli.render import make_console
 
     return make_console()
 

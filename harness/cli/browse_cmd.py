@@ -84,7 +84,7 @@ def list_cmd(suite: str | None, suites_dir: Path | None, repos_dir: Path | None,
     else:
         from rich.table import Table
 
-        from harness.cli.report import make_console
+        from harness.cli.render import make_console
 
         table = Table(title="Scenarios")
         for col in ("suite", "scenario", "title", "tiers"):

@@ -23,7 +23,7 @@ def doctor(as_json: bool) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from harness.cli.report import make_console
+    from harness.cli.render import make_console
     from harness.doctor import run_checks, sandbox_summary
 
     checks = run_checks()

@@ -30,7 +30,7 @@ def _fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
 
 
 def _console():
-    from harness.cli.report import make_console
+    from harness.cli.render import make_console
 
     return make_console()
 

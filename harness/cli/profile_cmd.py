@@ -41,7 +41,7 @@ def profile(batch_id: str, worker_url: str | None, db_path: str | None, as_json:
     """
     from worker.analysis.profile import batch_profile
 
-    from harness.cli.report import run_json
+    from harness.cli.render import run_json
 
     with open_store(worker_url, db_path) as client:
         found = client.get_batch(batch_id)
@@ -54,7 +54,7 @@ def profile(batch_id: str, worker_url: str | None, db_path: str | None, as_json:
         return
     from rich.table import Table
 
-    from harness.cli.report import make_console
+    from harness.cli.render import make_console
 
     console = make_console()
     if not result["profiledRuns"]:

@@ -26,7 +26,7 @@ def batches(limit: int, kind: str, worker_url: str | None, db_path: str | None, 
       bench batches
       bench batches --kind dataset --limit 5 --json
     """
-    from harness.cli.report import batches_table
+    from harness.cli.render import batches_table
 
     with open_store(worker_url, db_path) as client:
         found = client.list_batches(limit=limit, kind=None if kind == "all" else kind)
@@ -34,7 +34,7 @@ def batches(limit: int, kind: str, worker_url: str | None, db_path: str | None, 
     if as_json:
         click.echo(json.dumps([{**b.to_wire(), "kind": b.kind} for b in found], indent=2))
         return
-    from harness.cli.report import make_console
+    from harness.cli.render import make_console
 
     console = make_console()
     if not found:
@@ -56,7 +56,7 @@ def batch(batch_id: str, worker_url: str | None, db_path: str | None, as_json: b
       bench batch batch_1732270000000_a1b2c3
       bench batch my-baseline --json
     """
-    from harness.cli.report import batch_json, batch_summary_table, breakdown_tables, runs_table
+    from harness.cli.render import batch_json, batch_summary_table, breakdown_tables, runs_table
 
     with open_store(worker_url, db_path) as client:
         found = client.get_batch(batch_id)
@@ -65,7 +65,7 @@ def batch(batch_id: str, worker_url: str | None, db_path: str | None, as_json: b
     if as_json:
         click.echo(json.dumps(batch_json(found), indent=2))
         return
-    from harness.cli.report import make_console
+    from harness.cli.render import make_console
 
     console = make_console()
     console.print(batch_summary_table(found))
@@ -145,7 +145,7 @@ def history(suite: str | None, scenario: str | None, agent: str | None, model: s
       bench history --status failed --json
       bench history --specialist python-bugfixer
     """
-    from harness.cli.report import run_json, runs_table
+    from harness.cli.render import run_json, runs_table
 
     if specialist is not None:
         specialist = specialist_filter(specialist)
@@ -161,7 +161,7 @@ def history(suite: str | None, scenario: str | None, agent: str | None, model: s
     if as_json:
         click.echo(json.dumps([run_json(r) for r in runs], indent=2))
         return
-    from harness.cli.report import make_console
+    from harness.cli.render import make_console
 
     console = make_console()
     if not runs:
@@ -189,7 +189,7 @@ def show(run_id: str, transcript: bool, verbose: bool, worker_url: str | None, d
       bench show run_1732270000000_a1b2c3d4 --transcript
       bench show run_1732270000000_a1b2c3d4 --json
     """
-    from harness.cli.report import make_console, render_run, render_transcript, run_json
+    from harness.cli.render import make_console, render_run, render_transcript, run_json
 
     with open_store(worker_url, db_path) as client:
         found = client.get_run(run_id)

@@ -93,7 +93,7 @@ def execute_plan(plan: Any, options: Any, worker_url: str | None, db_path: str |
 
     from harness.cli.live import Progress
     from harness.cli.plan_view import PLAN_VIEW, summary_table
-    from harness.cli.report import batch_json, batch_summary_table, make_console, render_run, run_json
+    from harness.cli.render import batch_json, batch_summary_table, make_console, render_run, run_json
     from harness.cli.store_options import open_store
     from harness.control import BatchControl, handle_sigint
     from harness.grading.evaluators.llm_judge import resolve_judge

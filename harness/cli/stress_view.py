@@ -23,7 +23,7 @@ RESILIENCE_DEFINITION = (
 
 
 def new_console():
-    from harness.cli.report import make_console
+    from harness.cli.render import make_console
 
     return make_console()
 

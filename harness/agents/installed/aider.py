@@ -21,7 +21,7 @@ import shlex
 from typing import Any
 
 from harness.agents.base import AgentResult
-from harness.agents.installed import AgentSpec, Launch, Output, Task, cap_text, register_spec
+from harness.agents.installed import AgentSpec, Launch, Output, Task, cap_text, json_lines, register_spec
 from harness.agents.installed.tools import Package
 
 DEFAULT_MODEL = "gpt-4.1"
@@ -57,14 +57,7 @@ class AiderSpec(AgentSpec):
                       channel="--read CONVENTIONS.md", model=model, cleanup=(".git", ".aider*"))
 
     def parse(self, output: Output) -> AgentResult:
-        events = []
-        for line in (output.home_file("analytics.jsonl") or "").splitlines():
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(event, dict):
-                events.append(event)
+        events = json_lines(output.home_file("analytics.jsonl") or "")
         sends = [e.get("properties") or {} for e in events if e.get("event") == "message_send"]
         applied = [line.split("Applied edit to", 1)[1].strip() for line in output.stdout.splitlines()
                    if "Applied edit to" in line]
