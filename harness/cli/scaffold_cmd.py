@@ -46,12 +46,12 @@ def new(target: str, suites_dir: Path | None) -> None:
       bench new my-suite/first-bug --suites-dir ./suites
       bench check my-suite/first-bug --suites-dir ./suites
     """
-    from harness.scaffold import InvalidName, ScenarioExists, create_scenario, parse_target
+    from harness.scaffold import InvalidName, ScenarioExists, create_scenario, parse_suite_scenario
     from harness.scenarios.loading import default_suites_dir
     from harness.scenarios.model import ScenarioError
 
     try:
-        suite, name = parse_target(target, need_scenario=True)
+        suite, name = parse_suite_scenario(target, need_scenario=True)
     except InvalidName as exc:
         _fail(str(exc))
     listed = [p for p in str(suites_dir or "").split(os.pathsep) if p.strip()]

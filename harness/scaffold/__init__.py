@@ -42,7 +42,7 @@ from harness.scaffold.names import (
     Target,
     find_targets,
     name_problem,
-    parse_target,
+    parse_suite_scenario,
     shipped_suites_dir,
     suites_dirs,
 )
@@ -52,5 +52,5 @@ __all__ = [
     "ORACLE_PASSES", "PATCH_AGENT", "REPEATS", "CheckOptions", "Created", "InvalidName", "PatchAgent",
     "ScenarioExists", "Target", "Verdict", "VerdictCallback", "check_scenario", "create_scenario", "find_targets",
     "judge_careless", "judge_echo", "judge_hidden", "judge_oracle", "judge_repeat", "name_problem",
-    "outcome_text", "parse_target", "scaffold_files", "shipped_suites_dir", "suites_dirs",
+    "outcome_text", "parse_suite_scenario", "scaffold_files", "shipped_suites_dir", "suites_dirs",
 ]

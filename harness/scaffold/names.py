@@ -1,5 +1,5 @@
 """Names and places of scenarios being written: which suite and scenario names ``bench new``
-accepts (:func:`name_problem`, :func:`parse_target`), which suite directories ``bench check``
+accepts (:func:`name_problem`, :func:`parse_suite_scenario`), which suite directories ``bench check``
 searches (:func:`suites_dirs`: the given ones, then the shipped ``suites/``) and the scenarios a
 ``SUITE`` or ``SUITE/SCENARIO`` word names there (:func:`find_targets`, :class:`Target`).
 
@@ -43,7 +43,7 @@ def name_problem(kind: str, name: str) -> str | None:
     return None
 
 
-def parse_target(text: str, *, need_scenario: bool = False) -> tuple[str, str | None]:
+def parse_suite_scenario(text: str, *, need_scenario: bool = False) -> tuple[str, str | None]:
     """``SUITE`` or ``SUITE/SCENARIO`` -> (suite, scenario or None); :class:`InvalidName` when bad."""
     suite, sep, name = text.strip().partition("/")
     if need_scenario and not sep:
@@ -117,7 +117,7 @@ def find_targets(texts: Sequence[str], dirs: Sequence[Path]) -> list[Target]:
     :class:`ScenarioError` for an unknown suite or scenario (naming the ones that exist)."""
     targets: list[Target] = []
     for text in texts:
-        suite, name = parse_target(text)
+        suite, name = parse_suite_scenario(text)
         home = next((d for d in dirs if (d / suite / "scenarios").is_dir()), None)
         if home is None:
             known = sorted({p.name for d in dirs for p in d.iterdir() if (p / "scenarios").is_dir()})
