@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 import shlex
 import socket
-import threading
 
 import pytest
 
 from harness.sandbox import SandboxSpec, open_sandbox
 from harness.sandbox.egress import EgressRelay, Upstream
 from harness.scripted import ScriptedServer, parse_script
+from support.sockets import accept_in_background
 
 pytestmark = pytest.mark.integration
 
@@ -86,8 +86,7 @@ def test_every_other_destination_is_refused_and_recorded(relayed):
     listener.bind(("127.0.0.1", 0))
     listener.listen(4)
     port = listener.getsockname()[1]
-    accepted: list = []
-    threading.Thread(target=lambda: accepted.append(listener.accept()), daemon=True).start()
+    accepted = accept_in_background(listener)
     try:
         probe = (f"import urllib.request as u\n"
                  f"for url in ('http://127.0.0.1:{port}/', 'https://telemetry.example.com/v1/events'):\n"

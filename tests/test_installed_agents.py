@@ -15,7 +15,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,7 @@ from harness.results import open_client
 from harness.scenarios.runner import RunOptions, run_batch
 from harness.scenarios.loading import load_scenario, resolve_prompt
 from harness.scripted import ScriptedServer, parse_script
+from support.sockets import accept_in_background
 
 pytestmark = pytest.mark.integration
 
@@ -169,8 +169,7 @@ def test_the_agent_reaching_another_port_is_refused_and_recorded(lab, agent, san
     listener.bind(("127.0.0.1", 0))
     listener.listen(4)
     port = listener.getsockname()[1]
-    accepted: list = []
-    threading.Thread(target=lambda: accepted.append(listener.accept()), daemon=True).start()
+    accepted = accept_in_background(listener)
     # Through the proxy it is given (refused and recorded), then around it (no network to go by).
     probe = (f"python3 -c \"import urllib.request as u; u.urlopen('http://127.0.0.1:{port}/steal', timeout=5)\" "
              f"; python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 5)\" ; echo probed")

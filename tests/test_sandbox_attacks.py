@@ -42,6 +42,7 @@ from harness.tools import Toolset
 from mock_models import MockModel
 from processes import alive as _alive
 from processes import gone as _gone
+from support.sockets import accept_in_background
 
 pytestmark = pytest.mark.integration  # the whole pipeline, real sandboxes: run in CI, skippable with -m
 
@@ -315,8 +316,7 @@ def test_isolated_contains_loopback_connections_unless_the_scenario_allows_the_n
     server.bind(("127.0.0.1", 0))
     server.listen(8)
     port = server.getsockname()[1]
-    accepted = []
-    threading.Thread(target=lambda: accepted.append(server.accept()), daemon=True).start()
+    accept_in_background(server)  # a connection the sandbox lets through is accepted
     connect = f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=3); print('CONNECTED')\""
     try:
         closed = run_attack(lab, isolated_kind, [sh(connect)])
