@@ -18,6 +18,10 @@ type (``metadata``, a manifest's ``custom``) keep whatever they hold.
 
 The module also reads the unknown keys out of a jsonschema message and suggests the key one
 looks like a misspelling of, for the messages of both formats.
+
+Why it exists: jsonschema is neither imported nor run for plainly valid documents; the
+1,000-repository manifest of the fleet benchmark loads in 0.025 s instead of 0.061 s
+(docs/PERFORMANCE.md, "Cheaper cold checks").
 """
 
 from __future__ import annotations

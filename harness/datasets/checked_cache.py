@@ -8,6 +8,11 @@ file's extension and its bytes. Only JSON data is kept (never code); a document 
 represent exactly (integer keys, NaN, an infinity) is not kept; any failure to read or write
 the cache only means the file is read and checked as if there were none; deleting the
 directory is always safe. ``ZE_BENCHMARKS_DATASET_CACHE=0`` turns it off.
+
+Why it exists: a warm load of a dataset file skips the checks and is about twice as quick as a
+load without the cache (docs/PERFORMANCE.md, "Loading dataset files, measured alone",
+``benchmarks/dataset_loading.py``; and "With the checked-documents cache" for ``bench fleet
+validate``).
 """
 
 from __future__ import annotations

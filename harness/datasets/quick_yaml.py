@@ -23,6 +23,9 @@ reads the file with PyYAML as before. A file is left to PyYAML when:
 ``tests/test_quick_yaml.py`` compares the two on every spelling above and on several hundred
 thousand generated documents, damaged ones included. Without ``yaml_rs`` installed, every file
 is read by PyYAML.
+
+Why it exists: read alone, a plain dataset file takes about a quarter of PyYAML's time through it
+(docs/PERFORMANCE.md, "Loading dataset files, measured alone", ``benchmarks/dataset_loading.py``).
 """
 
 from __future__ import annotations
