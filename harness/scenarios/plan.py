@@ -373,12 +373,14 @@ def _fit_to_stored(plan: Plan, stored: Iterable[RunRecord], *, retry: bool, miss
     ``missing``) and ``retry_errors`` (when ``retry``). With ``retry``, a group's stored
     iterations outside the plan are candidates too: an errored run of an earlier invocation is
     redone wherever its iteration falls."""
-    latest_run: dict[str, RunRecord] = {}
+    latest_run: dict[str, RunRecord] = {}  # the latest run of each cell, and what it records
+    latest_record: dict[str, Recorded] = {}
     stored_iterations: dict[str, set[int]] = {}
     for run in sorted(stored, key=lambda r: (r.started_at or "", r.run_id)):
         record = recorded(run)
         if record is not None:
             latest_run[str(record.key)] = run
+            latest_record[str(record.key)] = record
             stored_iterations.setdefault((run.metadata or {})["cellGroup"], set()).add(_iteration(run))
     keys = [group.key for group in plan.groups]
     slots = []
@@ -387,7 +389,7 @@ def _fit_to_stored(plan: Plan, stored: Iterable[RunRecord], *, retry: bool, miss
         slots += [(n, i) for i in its]
     planned = sum(len(group.iterations) for group in plan.groups)
     decision = decide(slots, lambda slot: f"{keys[slot[0]]}#{slot[1]}",
-                      {key: recorded(run) for key, run in latest_run.items()}, retry=retry, missing=missing)
+                      latest_record, retry=retry, missing=missing)
     kept: dict[int, list[int]] = {}
     for n, i in decision.run:
         kept.setdefault(n, []).append(i)
