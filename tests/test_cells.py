@@ -11,10 +11,12 @@ import pytest
 
 from harness.cells import Recorded, decide, latest
 from harness.datasets.planning import prepare
-from harness.datasets.results_log import RESULTS_FILE, ResultsLog, cell_key, read_results, recorded
+from harness.datasets.lines import cell_key, dataset_cell
+from harness.results_log import RESULTS_FILE, ResultsLog, read_results
+from harness.scenarios.lines import scenario_cell
 from harness.datasets.run import execute
 from harness.fleet.cells import FleetCell
-from harness.fleet.execute import CellResult, FleetExecution, recorded_entry, recorded_suite_line
+from harness.fleet.execute import CellResult, FleetExecution, recorded_entry
 from harness.fleet.manifest import Profile, Repository
 from harness.fleet.run_files import CELLS_FILE, read_cells_log
 from harness.models.providers.registry import parse_target
@@ -149,7 +151,7 @@ def test_a_results_line_is_recorded_by_its_cell_key_and_retryable_when_it_is_an_
     lines = lines_of(out)
     assert {line["status"] for line in lines} >= {"error", "failed"}
     for line in lines:
-        assert recorded(line) == Recorded(cell_key(line), line["status"], line["status"] == "error")
+        assert dataset_cell(line).recorded() == Recorded(cell_key(line), line["status"], line["status"] == "error")
     assert {p.key for p in first.cells} == {cell_key(line) for line in lines}  # the planned cells' keys
 
 
@@ -163,8 +165,8 @@ def test_a_dataset_resume_goes_by_the_last_line_of_each_cell(tmp_path, mock_serv
     errored = next(line for line in lines if line["status"] == "error")
     passed = next(line for line in lines if line["status"] == "passed")
     log = ResultsLog(out / RESULTS_FILE, read_results(out / RESULTS_FILE)[1])
-    log.append({**errored, "status": "passed", "error": None})  # a later attempt succeeded
-    log.append({**passed, "status": "error"})  # a later attempt failed
+    log.append(dataset_cell({**errored, "status": "passed", "error": None}))  # a later attempt succeeded
+    log.append(dataset_cell({**passed, "status": "error"}))  # a later attempt failed
     log.close()
     run = prepare(resume_options(out, retry_errors=True))
     assert [p.key for p in run.cells] == [cell_key(passed)]
@@ -196,12 +198,12 @@ def test_a_cells_log_entry_is_recorded_by_the_cell_key_and_anything_but_complete
 def test_a_suite_line_is_recorded_by_scenario_tier_asked_and_iteration(tmp_path):
     log = ResultsLog(tmp_path / "results.jsonl", None)
     base = {"suite": "demo", "tier": "L1-basic", "tier_asked": "L1", "agent": "echo", "model": None}
-    log.append({**base, "scenario": "add-one", "iteration": 0, "run_id": "r0", "status": "error"})
-    log.append({**base, "scenario": "add-one", "iteration": 1, "run_id": "r1", "status": "failed"})
-    log.append({**base, "scenario": "add-one", "iteration": 0, "run_id": "r2", "status": "completed"})
-    log.append({**base, "scenario": "add-one", "iteration": 2, "run_id": "r3", "status": "error"})
+    log.append(scenario_cell({**base, "scenario": "add-one", "iteration": 0, "run_id": "r0", "status": "error"}))
+    log.append(scenario_cell({**base, "scenario": "add-one", "iteration": 1, "run_id": "r1", "status": "failed"}))
+    log.append(scenario_cell({**base, "scenario": "add-one", "iteration": 0, "run_id": "r2", "status": "completed"}))
+    log.append(scenario_cell({**base, "scenario": "add-one", "iteration": 2, "run_id": "r3", "status": "error"}))
     log.close()
-    stored = latest(recorded_suite_line(line) for line in read_results(tmp_path / "results.jsonl")[0])
+    stored = latest(scenario_cell(line).recorded() for line in read_results(tmp_path / "results.jsonl")[0])
     assert stored[("add-one", "L1", 0)] == Recorded(("add-one", "L1", 0), "completed", False)
     assert stored[("add-one", "L1", 2)].retryable and not stored[("add-one", "L1", 1)].retryable
     decision = decide(range(4), lambda i: ("add-one", "L1", i), stored, retry=True)

@@ -19,7 +19,8 @@ from harness.cli.bench import main
 from harness.control import BatchControl
 from harness.datasets.format import builtin_datasets
 from harness.datasets.planning import prepare
-from harness.datasets.results_log import cell_key, read_results
+from harness.datasets.lines import cell_key
+from harness.results_log import read_results
 from harness.datasets.run import execute
 from support.datasets import ANSWERS, BENCH, EXPECTED, env, lines_of, mock_server, options, resume_options, targets_of
 from support.datasets import write_dataset

@@ -15,7 +15,8 @@ from click.testing import CliRunner
 
 from harness.cli.bench import main
 from harness.datasets.format import load_dataset
-from harness.datasets.results_log import cell_key, read_results
+from harness.datasets.lines import cell_key
+from harness.results_log import read_results
 
 pytestmark = [
     pytest.mark.integration,

@@ -21,7 +21,8 @@ from click.testing import CliRunner
 
 from harness.datasets.model import DatasetError
 from harness.datasets.planning import DatasetRunError, DatasetRunOptions, prepare, select_cases
-from harness.datasets.results_log import ResultsLog, cell_key, read_results
+from harness.datasets.lines import cell_key
+from harness.results_log import ResultsLog, read_results
 from harness.datasets.run import execute
 from harness.datasets.storing import store
 from harness.models.providers.registry import parse_target
@@ -467,7 +468,7 @@ def test_every_cell_is_on_disk_as_soon_as_it_is_reported(tmp_path, mock_server):
 
     def on_event(event):  # told once the cell is appended (cells recorded together, flushed once)
         lines, _ = read_results(out / "results.jsonl")
-        on_disk.append(event.kind == "done" and event.result["run_id"] in {line["run_id"] for line in lines})
+        on_disk.append(event.kind == "done" and event.result.run_id in {line["run_id"] for line in lines})
 
     run_now(options(write_dataset(tmp_path / "d.json"), out, targets_of(mock), repeat=2), on_event=on_event)
     assert on_disk == [True] * 10
@@ -514,7 +515,7 @@ def test_an_answer_is_recorded_after_the_next_request_is_sent(tmp_path):
     async def main():
         engine = _engine_with(_OrderedProvider(events))
         try:
-            return await execute(run, engine=engine, on_event=lambda event: events.append(f"recorded {event.result['test_id']}"))
+            return await execute(run, engine=engine, on_event=lambda event: events.append(f"recorded {event.result.line['test_id']}"))
         finally:
             await engine.aclose()
 
@@ -536,7 +537,7 @@ def test_a_failure_to_record_an_answer_stops_the_run_and_is_raised(tmp_path, mon
     real_append = ResultsLog.append
 
     def append(self, cell, flush=True):
-        if cell["test_id"] == "q2":
+        if cell.line["test_id"] == "q2":
             raise OSError(28, "No space left on device")
         real_append(self, cell, flush)
 
@@ -585,7 +586,7 @@ def test_answers_recorded_together_are_flushed_once(tmp_path, monkeypatch):
 
 
 def test_read_results_keeps_the_whole_lines_before_a_torn_one(tmp_path):
-    from harness.datasets.results_log import read_results
+    from harness.results_log import read_results
 
     path = tmp_path / "results.jsonl"
     lines = [json.dumps({"test_id": f"t{i}", "target": "p:m", "repeat": 0}).encode() + b"\n" for i in range(3)]

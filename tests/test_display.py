@@ -150,13 +150,15 @@ def test_a_dataset_run_counts_per_target_and_prints_only_its_notes(tmp_path, moc
 
 def test_a_dataset_target_not_done_shows_its_eta():
     from harness.cli.dataset_view import progress_view
+    from harness.datasets.lines import dataset_cell
 
     target = SimpleNamespace(spec="openai:m")
     run = SimpleNamespace(cells=[SimpleNamespace(target=target)] * 4)
     progress = Progress(progress_view(run), console=plain_console()[0])
     assert re.search(r"openai:m\s+0/4\s+0\.0\s+0\s+0\s+\?", panel_text(progress))  # nothing done: no pace yet
     progress.started -= 30.0
-    progress(Event("done", key="c1", result={"target": "openai:m", "status": "error"}))
+    line = {"test_id": "q1", "target": "openai:m", "repeat": 0, "status": "error"}
+    progress(Event("done", key="c1", result=dataset_cell(line)))
     assert re.search(r"openai:m\s+1/4\s+0\.0\s+0\s+1\s+1m30s", panel_text(progress))
 
 

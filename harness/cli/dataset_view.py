@@ -20,13 +20,14 @@ from harness.cli.live import Progress, Tally, View
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from harness.cells import CellRecord
+
 _GAP = 2
 _MAX_HEADER = 28   # a longer model name is wrapped over several header lines
 
 
-def _cell_outcome(cell: dict[str, Any]) -> str:
-    status = cell["status"]
-    return status if status in ("passed", "error") else ""
+def _cell_outcome(cell: CellRecord) -> str:
+    return cell.outcome if cell.outcome in ("passed", "error") else ""
 
 
 def progress_view(run: Any) -> View:
@@ -51,7 +52,7 @@ def progress_view(run: Any) -> View:
                           str(tally.errors), eta)
         return [table]
 
-    return View(rows=rows, outcome=_cell_outcome, group=lambda cell: cell["target"])
+    return View(rows=rows, outcome=_cell_outcome, group=lambda cell: cell.line["target"])
 
 
 def _wrap(text: str, width: int) -> list[str]:

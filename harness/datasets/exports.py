@@ -27,7 +27,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from harness._util.files import atomic_writer
-from harness.datasets.summary import category_of, status_counts
+from harness.datasets.lines import category_of
+from harness.datasets.summary import status_counts
 
 #: results.csv: the columns of the original tool first, then the rest of the cell.
 CSV_COLUMNS = ("test_id", "category", "status", "duration_ms", "tokens", "cost", "model", "error",

@@ -27,7 +27,8 @@ from harness._util.clock import now_iso
 from harness.datasets.format import load_dataset
 from harness.datasets.model import Dataset, TestCase, apply_settings, sample_cases
 from harness.cells import decide
-from harness.datasets.results_log import RESULTS_FILE, latest_by_key, read_results, recorded
+from harness.datasets.lines import dataset_cell, latest_by_key
+from harness.results_log import RESULTS_FILE, read_results
 from harness.scenarios.plan import Cell
 from harness.models.providers import ChatRequest, Message
 from harness.models.providers.registry import Target, missing_credentials, parse_target
@@ -267,7 +268,7 @@ def prepare(options: DatasetRunOptions, *, require_keys: bool = True) -> Dataset
     notes: list[str] = list(notes_first)
     if options.resume:
         previous = latest_by_key(read_results(directory / RESULTS_FILE)[0])
-        decision = decide(planned, lambda p: p.key, {key: recorded(line) for key, line in previous.items()},
+        decision = decide(planned, lambda p: p.key, {key: dataset_cell(line).recorded() for key, line in previous.items()},
                           retry=options.retry_errors)
         notes.append(f"resuming {directory}: {decision.done} cell(s) already there, {len(decision.run)} to run"
                      + (f" ({len(decision.retried)} errored, retried)" if options.retry_errors else ""))

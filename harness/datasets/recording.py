@@ -9,7 +9,7 @@ finished; a retried cell's line names the run it retries. An answer that needs t
 ``llm-rubric`` judge is graded in a worker thread and written at once; the others are queued
 and written together just after the engine has sent its next request, flushed once, and only
 then reported to ``on_event`` as a ``done`` :class:`~harness.events.Event` whose ``result`` is
-the line (a cell reported is on disk). A line that cannot be written stops
+the line's :class:`~harness.cells.CellRecord` (a cell reported is on disk). A line that cannot be written stops
 the run: the error is raised by the next callback and by :meth:`CellRecorder.drain`.
 """
 
@@ -23,7 +23,9 @@ from harness._util.clock import now_iso
 from harness.datasets.assertion_types import Answer
 from harness.datasets.assertions import grade, needs_judge
 from harness.datasets.planning import DatasetRun, PlannedCell
-from harness.datasets.results_log import ResultsLog, cell_key
+from harness.cells import CellRecord
+from harness.datasets.lines import dataset_cell
+from harness.results_log import ResultsLog
 from harness.models.engine import Outcome
 from harness.events import Event, OnEvent
 from harness.results.records import new_run_id
@@ -69,7 +71,8 @@ class CellRecorder:
         self._queued: collections.deque[Outcome] = collections.deque()
         self._failure: BaseException | None = None
 
-    def cell_of(self, planned: PlannedCell, outcome: Outcome, graded: Any) -> dict[str, Any]:
+    def line_of(self, planned: PlannedCell, outcome: Outcome, graded: Any) -> dict[str, Any]:
+        """The line of results.jsonl that records ``outcome`` graded as ``graded``."""
         response = outcome.response
         case = planned.case
         cell: dict[str, Any] = {
@@ -109,27 +112,28 @@ class CellRecorder:
         cell["finished_at"] = now_iso()
         return cell
 
-    def record(self, outcome: Outcome, graded: Any) -> dict[str, Any]:
+    def record(self, outcome: Outcome, graded: Any) -> CellRecord:
         cell = self._write(outcome, graded, flush=True)
         self._report(cell)
         return cell
 
-    def _report(self, cell: dict[str, Any]) -> None:
+    def _report(self, cell: CellRecord) -> None:
         if self.on_event is not None:
-            self.on_event(Event("done", key=cell_key(cell), result=cell))
+            self.on_event(Event("done", key=cell.key, result=cell))
 
-    def _write(self, outcome: Outcome, graded: Any, flush: bool) -> dict[str, Any]:
+    def _write(self, outcome: Outcome, graded: Any, flush: bool) -> CellRecord:
         """Append the cell of ``outcome`` to results.jsonl (flushed, or left for a later flush)."""
         planned: PlannedCell = outcome.job.payload
-        cell = self.cell_of(planned, outcome, graded)
+        line = self.line_of(planned, outcome, graded)
         previous = self.run.previous.get(planned.key)
         if previous is not None:
-            cell["retry_of"] = previous.get("run_id")
+            line["retry_of"] = previous.get("run_id")
+        cell = dataset_cell(line)
         self.log.append(cell, flush)
-        if cell["status"] == "error":
+        if cell.status == "error":
             self.errors += 1
             if self.first_error is None:
-                self.first_error = f"{cell['test_id']}: {cell['error']}"
+                self.first_error = f"{line['test_id']}: {line['error']}"
         return cell
 
     def grade_now(self, outcome: Outcome) -> Any:
@@ -156,7 +160,7 @@ class CellRecorder:
     def _record_queued(self) -> None:
         # The lines of the answers queued together are flushed once, and only then reported:
         # a cell reported is on disk.
-        written: list[dict[str, Any]] = []
+        written: list[CellRecord] = []
         try:
             while self._queued and self._failure is None:
                 outcome = self._queued.popleft()

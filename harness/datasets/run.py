@@ -4,7 +4,7 @@ A run is a list of cells: (test case, target, repeat), planned by
 :func:`harness.datasets.planning.prepare` (the options, the cells, ``--resume``, the estimate). The
 cells go through the async request engine (:mod:`harness.models.engine`); each answer is graded by the
 case's assertions and appended at once, as one JSON line, to ``results.jsonl`` in the output
-directory (:mod:`harness.datasets.recording`, :mod:`harness.datasets.results_log`; each line is
+directory (:mod:`harness.datasets.recording`, :mod:`harness.results_log`; each line is
 flushed as it is written, so a killed process loses at most the requests in flight).
 ``run.json`` beside it records what was asked, so ``--resume DIR`` runs exactly the cells with
 no line yet, and ``--retry-errors`` redoes those whose last line is an error.
@@ -32,7 +32,8 @@ from harness.datasets.summary import summarize
 from harness.datasets.assertions import needs_judge
 from harness.datasets.planning import META_FILE, DatasetResult, DatasetRun, build_request
 from harness.datasets.recording import CellRecorder
-from harness.datasets.results_log import RESULTS_FILE, ResultsLog, latest_by_key, read_results, sync_file
+from harness.datasets.lines import latest_by_key
+from harness.results_log import RESULTS_FILE, ResultsLog, read_results, sync_file
 from harness.datasets.rubric_judge import make_judge
 from harness.models.engine import Engine, EngineOptions, Job
 from harness.events import OnEvent

@@ -74,7 +74,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from worker.analysis.summary import Figures, Summary
+from harness.cells import CellRecord
+from harness.datasets.lines import dataset_cell
+from worker.analysis.summary import Summary
 from worker.analysis.summary import summarize as summarize_cells
 
 STATUSES = ("passed", "failed", "error", "ungraded")
@@ -115,10 +117,6 @@ def _checked(cells: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def category_of(cell: dict[str, Any]) -> str:
-    return cell.get("category") or "uncategorized"
-
-
 # ---------------------------------------------------------------------------------------------
 # Figures
 
@@ -130,11 +128,8 @@ def status_counts(cells: list[dict[str, Any]]) -> dict[str, int]:
     return counts
 
 
-def _figures(cells: list[dict[str, Any]]) -> Summary:
-    return summarize_cells(
-        (Figures(cell["status"], cell.get("duration_ms"), cell.get("ttft_ms"), cell.get("tokens_in") or 0,
-                 cell.get("tokens_out") or 0, cell.get("cost_usd"), cell.get("score")) for cell in cells),
-        level=CONFIDENCE)
+def _figures(cells: list[CellRecord]) -> Summary:
+    return summarize_cells(cells, level=CONFIDENCE)
 
 
 def _pass_rate(figures: Summary) -> tuple[float | None, list[float] | None]:
@@ -142,7 +137,7 @@ def _pass_rate(figures: Summary) -> tuple[float | None, list[float] | None]:
     return rate.value, (None if rate.value is None else [rate.low, rate.high])
 
 
-def _category_block(cells: list[dict[str, Any]]) -> dict[str, Any]:
+def _category_block(cells: list[CellRecord]) -> dict[str, Any]:
     figures = _figures(cells)
     pass_rate, interval = _pass_rate(figures)
     return {"cells": len(cells), "passed": figures.count("passed"), "failed": figures.count("failed"),
@@ -150,7 +145,7 @@ def _category_block(cells: list[dict[str, Any]]) -> dict[str, Any]:
             "pass_rate_ci": interval}
 
 
-def _block(cells: list[dict[str, Any]]) -> dict[str, Any]:
+def _block(cells: list[CellRecord]) -> dict[str, Any]:
     """The figures of one target (or of every cell), as described in the module docstring."""
     figures = _figures(cells)
     passed, failed, errors = figures.count("passed"), figures.count("failed"), figures.count("error")
@@ -158,19 +153,19 @@ def _block(cells: list[dict[str, Any]]) -> dict[str, Any]:
 
     error_kinds: dict[str, int] = {}
     for cell in cells:
-        if cell["status"] == "error":
-            kind = cell.get("error_kind") or "error"
+        if cell.outcome == "error":
+            kind = cell.error_kind or "error"
             error_kinds[kind] = error_kinds.get(kind, 0) + 1
 
     cost_total = figures.cost_usd
-    by_category: dict[str, list[dict[str, Any]]] = {}
+    by_category: dict[str, list[CellRecord]] = {}
     for cell in cells:
-        by_category.setdefault(category_of(cell), []).append(cell)
+        by_category.setdefault(cell.category, []).append(cell)
 
     duration, ttft = figures.duration, figures.ttft
     return {
         "cells": len(cells),
-        "cases": len({cell["test_id"] for cell in cells}),
+        "cases": len({cell.line["test_id"] for cell in cells}),
         "passed": passed,
         "failed": failed,
         "errors": errors,
@@ -194,9 +189,9 @@ def _block(cells: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _split_target(target: str, cells: list[dict[str, Any]]) -> tuple[str | None, str | None]:
+def _split_target(target: str, cells: list[CellRecord]) -> tuple[str | None, str | None]:
     if cells:
-        first = cells[0]
+        first = cells[0].line
         if first.get("provider") is not None or first.get("model") is not None:
             return first.get("provider"), first.get("model")
     provider, sep, model = target.partition(":")
@@ -213,12 +208,12 @@ def summarize(cells: Iterable[dict[str, Any]], targets: list[str] | None = None)
     the order is that of the first cell of each. Cells are counted as given: one per line of
     ``results.jsonl``.
     """
-    checked = _checked(cells)
-    by_target: dict[str, list[dict[str, Any]]] = {name: [] for name in (targets or [])}
+    checked = [dataset_cell(line) for line in _checked(cells)]
+    by_target: dict[str, list[CellRecord]] = {name: [] for name in (targets or [])}
     categories: dict[str, None] = {}
     for cell in checked:
-        by_target.setdefault(cell["target"], []).append(cell)
-        categories.setdefault(category_of(cell), None)
+        by_target.setdefault(cell.line["target"], []).append(cell)
+        categories.setdefault(cell.category, None)
     blocks = {}
     for name, group in by_target.items():
         provider, model = _split_target(name, group)

@@ -3,7 +3,8 @@
 Both the executor (:mod:`harness.fleet.execute`), which plans and runs the cells, and the
 artifacts (:mod:`harness.fleet.artifacts`), which sum them up, read a cell's tests from the
 ``results.jsonl`` in its directory (:data:`CELL_RESULTS`): a dataset cell's graded answers or a
-suite cell's stored scenario runs, one outcome per planned test (:func:`cell_tests`).
+suite cell's stored scenario runs, each line read as a :class:`~harness.cells.CellRecord`, one
+outcome per planned test (:func:`cell_tests`).
 """
 
 from __future__ import annotations
@@ -13,8 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.cells import CellRecord
+from harness.datasets.lines import dataset_cell
 from harness.fleet.manifest import DatasetLookup, Profile, Repository
 from harness.models.providers.registry import Target
+from harness.results_log import read_results
+from harness.scenarios.lines import scenario_cell
 
 #: A cell's results, one line per test as it ends, in the cell's directory.
 CELL_RESULTS = "results.jsonl"
@@ -59,48 +64,33 @@ class FleetCell:
         return f"{self.lookup.ref} (built-in)" if self.lookup.builtin else self.lookup.ref
 
 
-def _dataset_test(line: dict[str, Any]) -> dict[str, Any]:
-    status = line.get("status")
-    if status == "passed":
+def _test(cell: CellRecord) -> dict[str, Any]:
+    """A recorded cell as a fleet test: ``succeeded`` when it passed, ``skipped`` when it could not
+    be graded, ``timeout`` when it ran out of time, else ``failed`` (an error included)."""
+    if cell.outcome == "passed":
         outcome = "succeeded"
-    elif status == "ungraded":
+    elif cell.outcome == "ungraded":
         outcome = "skipped"
-    elif status == "error" and line.get("error_kind") == "timeout":
+    elif cell.timed_out:
         outcome = "timeout"
     else:
         outcome = "failed"
-    return {"key": f"{line['test_id']}#{line['repeat']}", "category": line.get("category") or "uncategorized",
-            "outcome": outcome, "error": status == "error", "duration_ms": line.get("duration_ms"),
-            "tokens": int(line.get("tokens_in") or 0) + int(line.get("tokens_out") or 0),
-            "cost_usd": line.get("cost_usd")}
-
-
-def _suite_test(line: dict[str, Any]) -> dict[str, Any]:
-    if line.get("is_successful"):
-        outcome = "succeeded"
-    elif line.get("status") == "timeout":
-        outcome = "timeout"
-    else:
-        outcome = "failed"
-    return {"key": f"{line['scenario']}#{line['tier_asked']}#{line['iteration']}", "category": line.get("suite") or "",
-            "outcome": outcome, "error": line.get("status") == "error", "duration_ms": line.get("duration_ms"),
-            "tokens": int(line.get("tokens_in") or 0) + int(line.get("tokens_out") or 0),
-            "cost_usd": line.get("cost_usd")}
+    return {"key": cell.test, "category": cell.category, "outcome": outcome, "error": cell.status == "error",
+            "duration_ms": cell.duration_ms, "tokens": int(cell.tokens_in) + int(cell.tokens_out),
+            "cost_usd": cell.cost_usd}
 
 
 def cell_tests(cell: FleetCell, run_dir: Path, lines: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """The tests a cell has recorded (the last line of each), planned ones only, then a
     ``skipped`` test for every planned one with no line. ``lines``: the cell's results lines
     when they are at hand (else its results file is read)."""
-    from harness.datasets.results_log import read_results
-
     if lines is None:
         lines, _ = read_results(run_dir / cell.relative_dir / CELL_RESULTS)
-    convert = _suite_test if cell.kind == "suite" else _dataset_test
+    read = scenario_cell if cell.kind == "suite" else dataset_cell
     found: dict[str, dict[str, Any]] = {}
     for line in lines:
         try:
-            test = convert(line)
+            test = _test(read(line))
         except KeyError:
             continue
         found[test["key"]] = test

@@ -11,7 +11,10 @@ the totals into ``status.json`` once the plan is whole. A cell is recorded in ``
 only once its files are written and its runs stored. Killing the process loses at most the
 answers in flight: ``resume`` re-plans the same cells, skips the completed ones, and completes
 the others from their ``results.jsonl``; which cells and which runs of a suite cell run again
-is the one resume rule of :mod:`harness.cells` (:func:`recorded_entry`, :func:`recorded_suite_line`).
+is the one resume rule of :mod:`harness.cells` (:func:`recorded_entry` for a fleet's cells; each
+line of a suite cell's results log read by :func:`harness.scenarios.lines.scenario_cell`). Every
+test a cell finishes is reported as a ``sample`` :class:`~harness.events.Event` whose ``result``
+is its :class:`~harness.cells.CellRecord`.
 
 """
 
@@ -27,12 +30,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness._util.clock import now_iso
-from harness.cells import Recorded, decide, latest
+from harness.cells import CellRecord, Recorded, decide, latest
 from harness.events import Event, OnEvent
 from harness.fleet.cells import CELL_RESULTS, FleetCell, cell_tests
 from harness.fleet.manifest import DEFAULT_TIMEOUT_S, agent_for, suites_dir_for
 from harness.fleet.planning import FleetPlan, FleetPlanner
 from harness.fleet.run_files import CELLS_FILE, STATUS_FILE, read_cells_log, write_status, write_suite_outputs
+from harness.results_log import ResultsLog, read_results
+from harness.scenarios.lines import scenario_cell, scenario_line
 # Called through this module's name, which benchmarks/fleet_overhead.py wraps to time it.
 from harness.fleet.run_files import write_dataset_responses as _write_dataset_responses
 
@@ -51,14 +56,6 @@ def recorded_entry(entry: dict[str, Any]) -> Recorded:
     (:mod:`harness.cells`): any state but ``completed`` is retried."""
     state = entry.get("state")
     return Recorded(entry["key"], state, state != "completed")
-
-
-def recorded_suite_line(line: dict[str, Any]) -> Recorded:
-    """What a line of a suite cell's results.jsonl says of its scenario run for the resume rule
-    (:mod:`harness.cells`): keyed by (scenario, tier asked, iteration); a run stored as
-    ``error`` is retried."""
-    status = line.get("status")
-    return Recorded((line["scenario"], line["tier_asked"], line["iteration"]), status, status == "error")
 
 
 @dataclass
@@ -120,9 +117,9 @@ class FleetExecution:
         self._last_status = now
         write_status(self.run_dir, cells_done=self.cells_done, tests_done=self.tests_done, **fields)
 
-    def _test_done(self, cell: FleetCell, line: dict[str, Any]) -> None:
+    def _test_done(self, cell: FleetCell, test: CellRecord) -> None:
         self.tests_done += 1
-        self._event(Event("sample", key=cell.key, cell=cell, result=line))
+        self._event(Event("sample", key=cell.key, cell=cell, result=test))
         self._status()
 
     def _watch(self, cell: FleetCell) -> OnEvent:
@@ -216,10 +213,8 @@ class FleetExecution:
         directory = self.run_dir / cell.relative_dir
         directory.mkdir(parents=True, exist_ok=True)
         log_path = directory / CELL_RESULTS
-        from harness.datasets.results_log import ResultsLog, read_results
-
         previous, keep = read_results(log_path)
-        stored = latest(recorded_suite_line(p) for p in previous)
+        stored = latest(scenario_cell(p).recorded() for p in previous)
         profile = cell.profile
         scenarios = select_scenarios(suites_dir_for(cell.repo), [profile.suite or ""], list(profile.scenarios))
         agent, agent_options = agent_for(cell.target)
@@ -243,26 +238,11 @@ class FleetExecution:
         def progress(event: Event) -> None:
             if event.kind != "done" or event.result is None:
                 return
-            record = event.result
-            telemetry = record.telemetry
-            line = {"scenario": record.scenario, "suite": record.suite, "tier": record.tier,
-                    "tier_asked": profile.tier, "iteration": event.iteration, "run_id": record.run_id,
-                    "status": record.status, "is_successful": bool(record.is_successful),
-                    "score": record.total_score, "failure_class": record.failure_class,
-                    "duration_ms": round(telemetry.duration_ms, 2) if telemetry else None,
-                    "tokens_in": telemetry.tokens_in if telemetry else 0,
-                    "tokens_out": telemetry.tokens_out if telemetry else 0,
-                    "cost_usd": telemetry.cost_usd if telemetry else None,
-                    "agent": record.agent, "model": record.model, "finished_at": now_iso()}
-            if self.manifest.save_responses:
-                answer = next((m.get("content") for m in reversed(record.transcript or [])
-                               if isinstance(m, dict) and m.get("role") == "assistant"
-                               and isinstance(m.get("content"), str)), None)
-                line["response"] = answer
-                line["evaluations"] = [{"name": e.evaluator_name, "score": e.score, "status": e.status,
-                                        "details": e.details} for e in record.evaluations]
-            log.append(line)
-            self._test_done(cell, line)
+            assert event.iteration is not None  # a finished run names its iteration
+            done = scenario_cell(scenario_line(event.result, iteration=event.iteration, tier_asked=profile.tier,
+                                               save_responses=self.manifest.save_responses))
+            log.append(done)
+            self._test_done(cell, done)
 
         try:
             outcome = run_plan(plan, replace(options, sandbox=kind), self.client, progress)

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness import __version__ as HARNESS_VERSION
 from harness._util.globs import walk_files
-from harness.cells import Recorded, decide
+from harness.cells import CellRecord, Recorded, decide
 from harness.scenarios.loading import discover_suites, load_scenario, resolve_prompt
 from harness.scenarios.model import Scenario, ScenarioError, TierPrompt
 from harness.scenarios.workspace import ALWAYS_EXCLUDED
@@ -355,16 +355,33 @@ def check_unchanged(plan: Plan, stored: Iterable[RunRecord], force: bool = False
                           + "; ".join(forced[:3]) + (" ..." if len(forced) > 3 else ""))
 
 
-def recorded(run: RunRecord) -> Recorded | None:
-    """What a stored run says of its cell for the resume rule (:mod:`harness.cells`): keyed like
-    :attr:`Cell.key`, retryable when it is an ``error`` of a class in ``RETRYABLE_CLASSES``;
-    None for a run that names no cell (no ``cellGroup`` or ``iteration``)."""
+def stored_cell(run: RunRecord) -> CellRecord | None:
+    """The cell a stored run records (:class:`harness.cells.CellRecord`): keyed and named like
+    :attr:`Cell.key`, in the category of its suite; its outcome is ``passed`` when the run
+    succeeded, else ``timeout``, ``error`` or ``failed`` by its status; retryable when it is an
+    ``error`` of a class in ``RETRYABLE_CLASSES``. None for a run that names no cell (no
+    ``cellGroup`` or ``iteration``)."""
     group = (run.metadata or {}).get("cellGroup")
     iteration = _iteration(run)
     if not isinstance(group, str) or iteration is None:
         return None
-    return Recorded(f"{group}#{iteration}", run.status,
-                    run.status == "error" and run.failure_class in RETRYABLE_CLASSES)
+    key = f"{group}#{iteration}"
+    status = run.status
+    outcome = "passed" if run.is_successful else status if status in ("timeout", "error") else "failed"
+    telemetry = run.telemetry
+    return CellRecord.of(key, key, run.suite or "", outcome, status,
+                      status == "error" and run.failure_class in RETRYABLE_CLASSES, run.total_score,
+                      telemetry.duration_ms if telemetry else None, None,
+                      telemetry.tokens_in if telemetry else 0, telemetry.tokens_out if telemetry else 0,
+                      telemetry.cost_usd if telemetry else None, run.failure_class if status == "error" else None,
+                      run.run_id)
+
+
+def recorded(run: RunRecord) -> Recorded | None:
+    """What a stored run says of its cell for the resume rule (:mod:`harness.cells`): its
+    :func:`stored_cell`'s record, or None for a run that names no cell."""
+    cell = stored_cell(run)
+    return None if cell is None else cell.recorded()
 
 
 def _fit_to_stored(plan: Plan, stored: Iterable[RunRecord], *, retry: bool, missing: bool) -> None:

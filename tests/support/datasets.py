@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness.datasets.planning import DatasetRunOptions
-from harness.datasets.results_log import read_results
+from harness.results_log import read_results
 from harness.models.providers.registry import parse_target
 from harness.testing.mock_model import MockConfig, ThreadedMock
 from scenario_builders import use_local_store

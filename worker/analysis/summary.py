@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from worker.analysis.stats import percentiles, wilson_interval
 
@@ -119,7 +119,27 @@ class Summary:
         return Rate.of(self.count(*of), self.count(*over), self.level)
 
 
-def summarize(cells: Iterable[Figures], *, timed: Container[str] = TIMED,
+class Measured(Protocol):
+    """What :func:`summarize` reads of a cell: a :class:`Figures`, or any record with the same
+    attributes (the harness's recorded cell is one, read as it is)."""
+
+    @property
+    def outcome(self) -> str: ...
+    @property
+    def duration_ms(self) -> float | None: ...
+    @property
+    def ttft_ms(self) -> float | None: ...
+    @property
+    def tokens_in(self) -> int: ...
+    @property
+    def tokens_out(self) -> int: ...
+    @property
+    def cost_usd(self) -> float | None: ...
+    @property
+    def score(self) -> float | None: ...
+
+
+def summarize(cells: Iterable[Measured], *, timed: Container[str] = TIMED,
               scored: Container[str] = ("passed", "failed"), level: float = 0.95) -> Summary:
     """The :class:`Summary` of ``cells`` (one pass over them). ``timed``: the outcomes whose
     durations and costs count as measured; ``scored``: those whose scores are averaged."""

@@ -1,28 +1,29 @@
-"""A dataset run's ``results.jsonl``: one JSON line per finished cell, appended as it finishes.
+"""The results log: a ``results.jsonl`` of one JSON line per finished cell, appended as it ends.
 
-:class:`ResultsLog` appends the lines (compact JSON, UTF-8 kept as is) and flushes each one at
-once, or a batch of lines together; :func:`read_results` reads them back, leaving out a last
-line cut short by a crash and saying where the whole lines end, so that a resumed run truncates
-the torn line and appends after the last whole one. A retried cell has several lines: the last
-one counts (:func:`latest_by_key`, keyed by :func:`cell_key`: test id, target and repeat).
-A resumed run reads each line with :func:`recorded` for the one resume rule of :mod:`harness.cells`.
+It is the recorder of the cells (:class:`harness.cells.CellRecord`) of a dataset run and of a fleet's
+suite cells (a scenario run is also stored in the run store). :class:`ResultsLog` appends each
+cell's line (compact JSON, UTF-8 kept as is) and flushes it at once, or a batch of lines
+together; :func:`read_results` reads the lines back, leaving out a last line cut short by a
+crash and saying where the whole lines end, so that a resumed run truncates the torn line and
+appends after the last whole one. A retried cell has several lines, of which the last counts;
+each engine reads its lines as cells (:mod:`harness.datasets.lines`,
+:mod:`harness.scenarios.lines`).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from harness.cells import Recorded
+from harness.cells import CellRecord
 
 RESULTS_FILE = "results.jsonl"
 
 
 def read_results(path: Path) -> tuple[list[dict[str, Any]], int]:
-    """The cells of a results.jsonl and the number of bytes that hold whole lines (a line cut
+    """The lines of a results.jsonl, oldest first, and the number of bytes that hold whole lines (a line cut
     short by a crash is not counted, so appending can start after the last whole one)."""
     cells: list[dict[str, Any]] = []
     if not path.exists():
@@ -54,28 +55,9 @@ def read_results(path: Path) -> tuple[list[dict[str, Any]], int]:
     return cells, good
 
 
-def latest_by_key(cells: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The last line of every cell (a retried cell has several)."""
-    out: dict[str, dict[str, Any]] = {}
-    for cell in cells:
-        out[cell_key(cell)] = cell
-    return out
-
-
-def cell_key(cell: dict[str, Any]) -> str:
-    return f"{cell['test_id']}\x1f{cell['target']}\x1f{cell['repeat']}"
-
-
-def recorded(cell: dict[str, Any]) -> Recorded:
-    """What a line says of its cell for the resume rule (:mod:`harness.cells`): keyed by
-    :func:`cell_key`, retryable when its status is ``error``."""
-    status = cell.get("status")
-    return Recorded(cell_key(cell), status, status == "error")
-
-
 class ResultsLog:
-    """Appends one JSON line per finished cell and flushes it at once (or, with
-    ``flush=False``, at the next :meth:`flush`: lines recorded together, flushed once)."""
+    """Appends the line of each finished cell and flushes it at once (or, with ``flush=False``,
+    at the next :meth:`flush`: lines recorded together, flushed once)."""
 
     def __init__(self, path: Path, keep_bytes: int | None) -> None:
         self.path = path
@@ -85,8 +67,8 @@ class ResultsLog:
         self._file = open(path, "a", encoding="utf-8")
         self._dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
-    def append(self, cell: dict[str, Any], flush: bool = True) -> None:
-        self._file.write(self._dumps(cell) + "\n")
+    def append(self, cell: CellRecord, flush: bool = True) -> None:
+        self._file.write(self._dumps(cell.line) + "\n")
         if flush:
             self._file.flush()
 
