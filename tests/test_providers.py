@@ -419,6 +419,15 @@ def test_a_corrupt_cache_entry_is_a_miss(make, tmp_path):
 
 
 @respx.mock
+def test_a_cache_entry_is_readable_by_its_owner_only_and_leaves_no_temporary_file(make, tmp_path):
+    respx.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, json=anthropic_body([{"type": "text", "text": "A"}])))
+    make("anthropic").chat(request(), use_cache=True)
+    files = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
+    assert len(files) == 1 and files[0].suffix == ".json" and not files[0].name.startswith(".")
+    assert files[0].stat().st_mode & 0o777 == 0o600
+
+
+@respx.mock
 def test_anthropic_prompt_caching_marks_the_prefix_unless_turned_off(make):
     route = respx.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, json=anthropic_body([{"type": "text", "text": "x"}])))
     provider = make("anthropic")

@@ -3,7 +3,8 @@
 A reader never sees half a file: the content goes to a temporary file beside the target,
 which is renamed over it (``os.replace``, atomic on one file system) when everything was
 written, and removed when anything failed. The temporary file is created with mode 0o666 so
-that the umask decides the target's mode, as for any file the user writes.
+that the umask decides the target's mode, as for any file the user writes (``mode`` narrows
+it: 0o600 for a file only its owner may read).
 """
 
 from __future__ import annotations
@@ -19,14 +20,14 @@ from typing import IO, Any
 
 @contextmanager
 def atomic_writer(path: str | os.PathLike[str], *, binary: bool = False, newline: str | None = None,
-                  durable: bool = False) -> Iterator[IO[Any]]:
+                  durable: bool = False, mode: int = 0o666) -> Iterator[IO[Any]]:
     """A file opened for writing that replaces ``path`` when the block ends without an
     exception. ``durable`` flushes the data and the directory entry to disk before returning
     (for records that must survive a power cut, not for reports that can be rewritten)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.parent / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         fh = os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline=newline)
         with fh:
@@ -50,8 +51,8 @@ def atomic_writer(path: str | os.PathLike[str], *, binary: bool = False, newline
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str, *, newline: str | None = None,
-                      durable: bool = False) -> None:
-    with atomic_writer(path, newline=newline, durable=durable) as fh:
+                      durable: bool = False, mode: int = 0o666) -> None:
+    with atomic_writer(path, newline=newline, durable=durable, mode=mode) as fh:
         fh.write(text)
 
 

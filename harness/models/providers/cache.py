@@ -14,11 +14,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from harness._util.files import write_text_atomic
 from harness._util.places import default_cache_dir
 from harness.models.providers.types import ChatRequest, ChatResponse, ToolCall, Usage
 
@@ -92,14 +91,4 @@ class ResponseCache:
         body = json.dumps({"format": CACHE_FORMAT, "response": response_to_dict(response)}, ensure_ascii=False)
         if len(body) > MAX_ENTRY_BYTES:
             return
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(body)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            raise
+        write_text_atomic(path, body, mode=0o600)  # answers may hold what only the user may read
