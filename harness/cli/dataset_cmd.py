@@ -15,14 +15,10 @@ from typing import Any
 
 import click
 
-from harness.cli.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED
+from harness.cli.errors import EXIT_FAILED, EXIT_INTERRUPTED, fail
 from harness.cli.live import Progress
 from harness.cli.store_options import open_store, store_options
 
-
-def _fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(code)
 
 
 def _console():
@@ -39,9 +35,9 @@ def _parse_limits(values: tuple[str, ...]) -> dict[str, int]:
         name, sep, number = value.partition("=")
         name = ALIASES.get(name.strip().lower(), name.strip().lower())
         if not sep or not number.strip().isdigit() or int(number) < 1:
-            _fail(f"--provider-limit {value!r}: expected PROVIDER=N with N >= 1 (e.g. openai=8)")
+            fail(f"--provider-limit {value!r}: expected PROVIDER=N with N >= 1 (e.g. openai=8)")
         if name not in REGISTRY:
-            _fail(f"--provider-limit {value!r}: unknown provider {name!r}")
+            fail(f"--provider-limit {value!r}: unknown provider {name!r}")
         limits[name] = int(number)
     return limits
 
@@ -131,15 +127,15 @@ def dataset(dataset: str | None, providers: str | None, base_url: str | None, co
     from harness.models.providers.registry import parse_targets
 
     if retry_errors and resume_dir is None:
-        _fail("--retry-errors needs --resume DIR (the run whose errored cells to redo)")
+        fail("--retry-errors needs --resume DIR (the run whose errored cells to redo)")
     if resume_dir is not None and output_dir is not None and Path(resume_dir) != Path(output_dir):
-        _fail("--resume DIR writes to DIR; leave --output out")
+        fail("--resume DIR writes to DIR; leave --output out")
     try:
         targets = parse_targets(providers, base_url=base_url) if providers else []
         shard_pair = parse_shard(shard) if shard else None
         judge_choice = JudgeChoice.parse(judge, judge_base_url)
     except (ValueError, PlanError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     split_filters = [f.strip() for value in filters for f in value.split(",") if f.strip()]
     options = DatasetRunOptions(
         dataset=dataset, targets=targets, output_dir=resume_dir or output_dir, concurrency=concurrency,
@@ -150,9 +146,9 @@ def dataset(dataset: str | None, providers: str | None, base_url: str | None, co
     try:
         run = prepare(options, require_keys=not dry_run)
     except DatasetError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     except DatasetRunError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if dry_run:
         _print_dry_run(run, as_json)
         return
@@ -229,10 +225,10 @@ def _execute(run: Any, *, quiet: bool, as_json: bool, junit_path: Path | None, f
         with handle_sigint(control, on_first=first, on_second=second), progress:
             result = asyncio.run(execute(run, on_event=progress, control=control))
     except ProviderError as exc:  # a provider that cannot be built (e.g. the local model missing)
-        _fail(str(exc), EXIT_FAILED)
+        fail(str(exc), EXIT_FAILED)
     except Exception as exc:  # noqa: BLE001 - e.g. the local model server failing to start
         if type(exc).__name__ == "LocalModelError":
-            _fail(str(exc), EXIT_FAILED)
+            fail(str(exc), EXIT_FAILED)
         raise
     if junit_path is not None:
         write_junit(junit_path, result.cells, run.dataset.name)

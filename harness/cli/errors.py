@@ -16,8 +16,10 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import sqlite3
+import sys
 import traceback
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -26,6 +28,12 @@ from harness._util.places import log_dir
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
+
+
+def fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
+    """One line on stderr (``error: MESSAGE``) and the exit status (bad input: 2)."""
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
 
 
 def write_crash_log(program: str, exc: BaseException) -> Path | None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from harness.cli.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED
+from harness.cli.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, fail
 from harness.cli.live import Progress, View
 from harness.cli.store_options import open_store, store_options
 from harness.events import Event
@@ -23,10 +23,6 @@ from harness.events import Event
 _CONTEXT = {"help_option_names": ["-h", "--help"]}
 _EXIT_OF_STATE = {"completed": 0, "failed": EXIT_FAILED, "interrupted": EXIT_INTERRUPTED}
 
-
-def _fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(code)
 
 
 def _console():
@@ -69,7 +65,7 @@ def _load(manifest_path: str, base_url: str | None, judge: str | None = None) ->
     try:
         return load_manifest(manifest_path, base_url=base_url, judge=judge)
     except ManifestError as exc:
-        _fail(str(exc))
+        fail(str(exc))
 
 
 def _plan(manifest: Any) -> Any:
@@ -327,7 +323,7 @@ def run_cmd(manifest_path: str, output: str | None, wait: bool, output_format: s
         sys.exit(EXIT_BAD_INPUT)
     keys = credential_notes(manifest)
     if keys:
-        _fail(f"missing API keys: {'; '.join(keys)} (set the variable, or drop the provider)")
+        fail(f"missing API keys: {'; '.join(keys)} (set the variable, or drop the provider)")
     if not wait:
         handle = start(manifest, output=output, worker_url=worker_url, db_path=db_path, store=not no_store,
                        concurrency=concurrency, parallel_cells=parallel_cells)
@@ -354,7 +350,7 @@ def _find(run_id: str, output: str | None) -> Path:
     try:
         return find_run(run_id, output)
     except FleetError as exc:
-        _fail(str(exc))
+        fail(str(exc))
         raise AssertionError("unreachable")
 
 
@@ -462,17 +458,17 @@ def resume_cmd(run_id: str, output: str | None, wait: bool, output_format: str) 
     run_dir = _find(run_id, output)
     current = status(run_dir)
     if current.get("alive") and current.get("state") in ("running", "queued"):
-        _fail(f"fleet run {current.get('run_id')} is still running (pid {current.get('pid')})")
+        fail(f"fleet run {current.get('run_id')} is still running (pid {current.get('pid')})")
     if not wait:
         try:
             handle = resume(run_dir, detach=True)
         except FleetError as exc:
-            _fail(str(exc))
+            fail(str(exc))
         click.echo(handle.run_id if output_format == "quiet" else f"resumed fleet run {handle.run_id} "
                    f"(pid {handle.pid}); follow it: bench fleet status {handle.run_id}")
         return
     try:
         client = open_run_client(run_dir)
     except Exception as exc:  # noqa: BLE001 - one line
-        _fail(f"cannot open the results store of that run: {exc}", EXIT_FAILED)
+        fail(f"cannot open the results store of that run: {exc}", EXIT_FAILED)
     _foreground(run_dir, client, output_format)

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from harness.cli.errors import FriendlyGroup
+from harness.cli.errors import FriendlyGroup, fail
 from harness.cli.store_options import db_option
 from harness.specialists import (TemplateError, load_specialist, missing_documentation, read_json5, resolve_template,
                                  template_family, template_warnings, validate_template)
@@ -23,9 +23,8 @@ EXIT_BAD_INPUT = 2
 
 
 def _fail(message: str, code: int = EXIT_FAILED) -> None:
-    """One line on stderr and the exit status: 2 for bad input (a template, an option), 1 else."""
-    click.echo(f"error: {message}", err=True)
-    sys.exit(code)
+    """:func:`~harness.cli.errors.fail`, exit 1 unless told (2 for bad input: a template, an option)."""
+    fail(message, code)
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:

@@ -12,7 +12,9 @@ from typing import Any
 import click
 
 from harness.cli.run_execute import execute_plan, list_plan
-from harness.cli.run_selection import fail, selection, split
+from harness.cli.errors import fail
+from harness.cli.run_selection import selection, split
+from harness.cli.sandbox_option import sandbox_kind
 from harness.cli.store_options import db_option
 
 DEFAULT_AGENT = "echo"
@@ -238,7 +240,7 @@ def run(targets: tuple[str, ...], all_suites: bool, scenario_list: str | None, t
         batch_id=plan.batch_id, skip_warmup=skip_warmup, rebuild_images=rebuild_images, keep_workspace=keep_workspace,
         workspaces_root=workspaces_dir, budgets=budgets, timeout_minutes=timeout_minutes,
         agent_options=agent_options, use_cache=cache == "replay", specialist=plan.groups[0].specialist,
-        judge=_judge_choice(judge, judge_base_url), sandbox=_sandbox_kind(sandbox_mode, as_json or dry_run),
+        judge=_judge_choice(judge, judge_base_url), sandbox=sandbox_kind(sandbox_mode),
     )
     from harness.tasks.harbor import host_runtime_problem
 
@@ -297,20 +299,3 @@ def _judge_choice(judge: str | None, base_url: str | None) -> Any:
         return JudgeChoice.parse(judge, base_url)
     except ValueError as exc:
         fail(f"--judge: {exc}")
-
-
-def _sandbox_kind(mode: str, quiet: bool) -> str:
-    """The backend for ``--sandbox MODE`` (``auto`` is kept: the runner resolves it per scenario,
-    a container backend for a scenario that declares an image); a fallback is said on stderr, an
-    impossible backend is exit 2."""
-    from harness.sandbox import SandboxUnavailable, resolve_mode
-
-    try:
-        choice = resolve_mode(mode)
-    except SandboxUnavailable as exc:
-        fail(f"--sandbox {mode}: {exc}")
-    if choice.fallback_reason:
-        click.echo(f"warning: sandbox: bwrap is not usable here ({choice.fallback_reason}); commands run with "
-                   "process-group confinement only (--sandbox none): they can read the suites and the "
-                   "harness's environment. `bench doctor` says how to fix it.", err=True)
-    return "auto" if mode == "auto" else choice.kind

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from harness.cli.run_selection import fail
+from harness.cli.errors import fail
 
 
 def plan_status(exc: Exception) -> int:

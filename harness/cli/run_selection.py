@@ -2,22 +2,15 @@
 into suites, scenario names and the suites directory (:func:`selection`). SUITE is a suite's
 name, or a path: a directory of Harbor tasks, one such task, a suite directory or a file of
 SWE-bench instances (:func:`suite_at`). A word that is neither a suite nor a command is exit 2
-with the closest commands and suites (:func:`unknown_word`). Also the run command's one-line
-failure (:func:`fail`) and its comma lists (:func:`split`).
+with the closest commands and suites (:func:`unknown_word`). Also the run command's comma lists
+(:func:`split`).
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-import click
-
-
-def fail(message: str, code: int = 2) -> None:
-    """One-line error on stderr and a non-zero exit (bad input: 2)."""
-    click.echo(f"error: {message}", err=True)
-    sys.exit(code)
+from harness.cli.errors import fail
 
 
 def split(values: tuple[str, ...] | list[str] | str | None) -> list[str]:

@@ -10,15 +10,11 @@ from pathlib import Path
 
 import click
 
-from harness.cli.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED
+from harness.cli.errors import EXIT_FAILED, EXIT_INTERRUPTED, fail
+from harness.cli.sandbox_option import sandbox_kind
 
 _CONTEXT = {"help_option_names": ["-h", "--help"]}
 
-
-def _fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
-    """One line on stderr and the exit status (bad input: 2)."""
-    click.echo(f"error: {message}", err=True)
-    sys.exit(code)
 
 
 @click.command("new", context_settings=_CONTEXT)
@@ -53,21 +49,21 @@ def new(target: str, suites_dir: Path | None) -> None:
     try:
         suite, name = parse_suite_scenario(target, need_scenario=True)
     except InvalidName as exc:
-        _fail(str(exc))
+        fail(str(exc))
     listed = [p for p in str(suites_dir or "").split(os.pathsep) if p.strip()]
     root = Path(listed[0]).expanduser() if listed else default_suites_dir()
     if root.exists() and not root.is_dir():
-        _fail(f"--suites-dir: {root} is not a directory")
+        fail(f"--suites-dir: {root} is not a directory")
     try:
         created = create_scenario(root, suite, name)
     except InvalidName as exc:
-        _fail(str(exc))
+        fail(str(exc))
     except ScenarioExists as exc:
-        _fail(str(exc), EXIT_FAILED)
+        fail(str(exc), EXIT_FAILED)
     except ScenarioError as exc:  # the loader refused what was written: nothing is left behind
-        _fail(str(exc), EXIT_FAILED)
+        fail(str(exc), EXIT_FAILED)
     except OSError as exc:
-        _fail(f"cannot write the scenario under {root}: {exc.strerror or exc}", EXIT_FAILED)
+        fail(f"cannot write the scenario under {root}: {exc.strerror or exc}", EXIT_FAILED)
     click.echo(f"Created {created.key}:")
     for path in created.files:
         click.echo(f"  {path}")
@@ -144,18 +140,18 @@ def check(targets: tuple[str, ...], suites_dirs: tuple[str, ...], no_shipped: bo
         dirs = dirs_of(suites_dirs, include_shipped=not no_shipped)
         found = find_targets(targets, dirs)
     except (InvalidName, ScenarioError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     patch = None
     if careless is not None:
         if len(found) != 1:
-            _fail(f"--careless applies to one scenario; {len(found)} are selected: give one SUITE/SCENARIO")
+            fail(f"--careless applies to one scenario; {len(found)} are selected: give one SUITE/SCENARIO")
         try:
             patch = careless.read_text("utf-8", errors="surrogateescape")
         except OSError as exc:
-            _fail(f"--careless: cannot read {careless}: {exc.strerror or exc}")
+            fail(f"--careless: cannot read {careless}: {exc.strerror or exc}")
         if not patch.strip():
-            _fail(f"--careless: {careless} is empty")
-    kind = _sandbox_kind(sandbox_mode)
+            fail(f"--careless: {careless} is empty")
+    kind = sandbox_kind(sandbox_mode)
 
     control = BatchControl()
     options = CheckOptions(sandbox=kind, workspaces_root=workspaces_dir, tier=tier, careless=patch,
@@ -198,17 +194,3 @@ def check(targets: tuple[str, ...], suites_dirs: tuple[str, ...], no_shipped: bo
                f"{counts['skip']} skipped.", err=as_json)
     if failed:
         sys.exit(EXIT_FAILED)
-
-
-def _sandbox_kind(mode: str) -> str:
-    """The backend for ``--sandbox MODE``; a fallback is said on stderr, an impossible bwrap is exit 2."""
-    from harness.sandbox import SandboxUnavailable, resolve_mode
-
-    try:
-        choice = resolve_mode(mode)
-    except SandboxUnavailable as exc:
-        _fail(f"--sandbox {mode}: {exc}")
-    if choice.fallback_reason:
-        click.echo(f"warning: sandbox: bwrap is not usable here ({choice.fallback_reason}); commands run with "
-                   "process-group confinement only (--sandbox none). `bench doctor` says how to fix it.", err=True)
-    return "auto" if mode == "auto" else choice.kind

@@ -15,7 +15,7 @@ import sys
 
 import click
 
-from harness.cli.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, FriendlyGroup
+from harness.cli.errors import EXIT_FAILED, EXIT_INTERRUPTED, FriendlyGroup, fail
 from harness.cli.store_options import open_store, store_options
 from harness.cli.live import Progress
 from harness.cli.stress_view import fmt_int, fmt_num, new_console, print_report, stress_headline, stress_view
@@ -35,10 +35,6 @@ class StressGroup(FriendlyGroup):
             args = ["run", *args]
         return super().parse_args(ctx, args)
 
-
-def _fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(code)
 
 
 _PROFILE_LINES = "\n".join(f"  {name:<17} {text}" for name, text in PROFILE_HELP.items())
@@ -145,9 +141,9 @@ def run(target: str, profile: str, base_url: str | None, concurrency: int, max_c
         control = StressControl()
         test = prepare(opts, control=control)
     except StressError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     except ProviderError as exc:  # missing credentials, a provider that needs --base-url
-        _fail(str(exc))
+        fail(str(exc))
 
     client = open_store(worker_url, db_path)
     console = None if as_json else new_console()

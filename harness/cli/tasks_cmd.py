@@ -9,14 +9,10 @@ from pathlib import Path
 
 import click
 
-from harness.cli.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED
+from harness.cli.errors import EXIT_INTERRUPTED, fail
 
 _CONTEXT = {"help_option_names": ["-h", "--help"]}
 
-
-def _fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(code)
 
 
 @click.group("tasks", context_settings=_CONTEXT)
@@ -85,9 +81,9 @@ def generate(source: str, out: Path, count: int, seed: int, max_failing: int, ma
     from harness.taskgen import generate as run_generation
 
     chosen = tuple(k.strip() for k in kinds.split(",") if k.strip()) if kinds else KINDS
-    from harness.cli.scaffold_cmd import _sandbox_kind
+    from harness.cli.sandbox_option import sandbox_kind
 
-    kind = _sandbox_kind(sandbox_mode)
+    kind = sandbox_kind(sandbox_mode)
     control = BatchControl()
     options = GenerateOptions(source=source, out=out, count=count, seed=seed, force=force, max_failing=max_failing,
                               max_candidates=max_candidates, kinds=chosen,
@@ -106,7 +102,7 @@ def generate(source: str, out: Path, count: int, seed: int, max_failing: int, ma
         with handle_sigint(control, first_interrupt, lambda: click.echo("killing every running command now", err=True)):
             outcome = run_generation(options, progress)
     except TaskgenError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     per = outcome.seconds_per_kept
     summary = (f"{len(outcome.kept)} task(s) kept of {outcome.tried} candidate(s) tried "
                f"({outcome.candidates} available) in {outcome.seconds:.1f} s"
