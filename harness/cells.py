@@ -8,12 +8,13 @@ a retry may redo it, what it measured (score, duration, time to first token, tok
 the line the engine wrote, which keeps the engine's own fields. Each engine reads its record
 in one function: :func:`harness.datasets.lines.dataset_cell` (a dataset answer's line),
 :func:`harness.scenarios.lines.scenario_cell` (a scenario run's line in a fleet's suite cell,
-written by ``scenario_line``) and :func:`harness.scenarios.plan.stored_cell` (a run in the
-store). The lines are appended to the one results log (:mod:`harness.results_log`) as cells
-end, and read back for the resume rule (:meth:`CellRecord.recorded`), the summary
+written by ``scenario_line``), :func:`harness.scenarios.plan.stored_cell` (a run in the
+store) and :func:`harness.stress.record.sample_cell` (a load test's request). The lines are
+appended to the one results log (:mod:`harness.results_log`) as cells end, and read back for
+the resume rule (:meth:`CellRecord.recorded`), the summary
 (:func:`worker.analysis.summary.summarize` reads a record as it is), the progress display and
-a fleet's tests. A load test records no cells: its unit is one request, a sample measured
-against time for the load figures.
+a fleet's tests. A load test reports each request as a cell as it ends; it stores the curve
+its requests draw (:class:`~harness.results.records.StressRecord`), not the requests.
 
 Every engine that resumes reads what it stored about each cell's attempts into a
 :class:`Recorded` (the cell's key, the status of its latest attempt, and whether a retry may

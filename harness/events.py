@@ -12,10 +12,11 @@ The kinds, in the order an engine emits them:
   run); ``result`` may carry the plan itself (a load test's steps).
 - ``start``: a cell starts (``key``, ``cell``).
 - ``stage``: a cell moves to ``stage`` (a scenario run: workspace, agent, validation, ...).
-- ``sample``: a measurement inside a cell (``result``): a load test's request, a fleet cell's
-  finished test.
-- ``done``: a cell ends; ``result`` is what it ended with (a stored run record, a line of a
-  dataset's ``results.jsonl``, a fleet cell's result, a load-test step's figures).
+- ``sample``: a measurement inside a cell (``result``, a :class:`~harness.cells.CellRecord`): a
+  load test's request, a fleet cell's finished test.
+- ``done``: a cell ends; ``result`` is what it ended with (a stored run record, the
+  :class:`~harness.cells.CellRecord` of a dataset's answer, a fleet cell's result, a load-test
+  step's figures).
 - ``end``: the engine stops (``result``: how it ended).
 
 An engine never lets an error in ``on_event`` stop its work; the displays draw from the events

@@ -1,8 +1,10 @@
-"""The one recorded cell (harness.cells.CellRecord): what each engine's record reads as, and
-what the resume rule, the summary and a fleet's tests read from it."""
+"""The one recorded cell (harness.cells.CellRecord): what each engine's record reads as (a
+dataset answer, a scenario run, a load test's request), and what the resume rule, the summary,
+the progress display and a fleet's tests read from it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -17,6 +19,7 @@ from harness.results.records import EvaluationRecord, RunRecord, Telemetry
 from harness.results_log import ResultsLog, read_results
 from harness.scenarios.lines import scenario_cell, scenario_line
 from harness.scenarios.plan import stored_cell
+from harness.stress.record import sample_cell
 from worker.analysis.summary import summarize as summarize_cells
 
 
@@ -148,3 +151,36 @@ def test_a_fleet_counts_both_kinds_of_cells_by_one_rule(tmp_path):
     assert [t["outcome"] for t in tests] == ["succeeded", "failed", "timeout", "failed"]
     assert [t["error"] for t in tests] == [False, False, False, True]
     assert tests[0]["tokens"] == 14 and tests[0]["duration_ms"] == 1234.57 and tests[0]["category"] == "demo"
+
+
+# --------------------------------------------------------------------------- a load test's requests
+
+
+@pytest.mark.parametrize("ok, error, outcome", [(True, None, "passed"), (False, "timeout", "timeout"),
+                                                (False, "rate_limit", "error"), (False, "connection", "error")])
+def test_a_load_test_request_reads_as_a_cell_whose_duration_is_its_latency(ok, error, outcome):
+    sample = {"step": 0, "ok": ok, "error": error, "latencyMs": 41.5, "ttftMs": 9.0 if ok else None,
+              "inputTokens": 12 if ok else 0, "outputTokens": 3 if ok else 0, "costUsd": None}
+    cell = sample_cell(sample, "c=4", 7)
+    assert (cell.key, cell.test, cell.category) == (("c=4", 7), "c=4#7", "c=4")
+    assert (cell.outcome, cell.status, cell.error_kind, cell.retryable) == (outcome, "ok" if ok else error, error,
+                                                                            False)
+    assert (cell.duration_ms, cell.tokens_in, cell.line) == (41.5, 12 if ok else 0, sample)
+
+
+def test_a_load_test_reports_each_request_as_a_cell_in_its_step():
+    from harness.stress import StressOptions, prepare
+    from support.stub_model import make_stub
+
+    server, url, _ = make_stub(service_s=0.0)
+    try:
+        test = prepare(StressOptions(provider="openai", model="stub", base_url=url, profile="ramp",
+                                     max_concurrency=2, step_requests=3, stream=False))
+        seen: list[CellRecord] = []
+        test.on_event = lambda event: seen.append(event.result) if event.kind == "sample" else None
+        asyncio.run(test.run())
+    finally:
+        server.shutdown()
+    assert sorted(c.test for c in seen) == ["c=1#0", "c=1#1", "c=1#2", "c=2#0", "c=2#1", "c=2#2"]
+    assert all(c.outcome == "passed" and c.duration_ms == c.line["latencyMs"] > 0 for c in seen)
+    assert [c.line for c in seen] == test.samples  # the cells are the samples the load figures read

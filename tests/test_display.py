@@ -173,6 +173,7 @@ def cell_result(key: str, state: str, error: str | None = None):
 
 def test_a_fleet_prints_failed_cells_and_counts_cells_and_tests():
     from harness.cli.fleet_cmd import fleet_view
+    from harness.scenarios.lines import scenario_cell
 
     console, out = plain_console()
     progress = Progress(fleet_view(6), console=console, total=4)
@@ -181,7 +182,8 @@ def test_a_fleet_prints_failed_cells_and_counts_cells_and_tests():
         for key in ("a", "b", "c"):
             progress(Event("start", key=key, cell=SimpleNamespace(key=key)))
         for _ in range(3):
-            progress(Event("sample", key="a", result={"status": "passed"}))
+            progress(Event("sample", key="a", result=scenario_cell(
+                {"scenario": "s", "tier_asked": "L1", "iteration": 0, "status": "completed", "is_successful": True})))
         assert re.search(r"cells 1/4   tests 3/6   [\d.]+/s   failed cells 0   ETA \d+s", panel_text(progress))
         assert "  running a\n  running b\n  running c\n" in panel_text(progress)
         progress(Event("done", key="a", result=cell_result("a", "completed")))

@@ -10,10 +10,13 @@ in docs/analysis.md, "Stress tests".
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.cli.live import Progress, View
 from harness.events import Event
+
+if TYPE_CHECKING:
+    from harness.cells import CellRecord
 
 RESILIENCE_DEFINITION = (
     "resilience = {a}·availability + {r}·recovery + {l}·latency; availability: answered/sent in every "
@@ -223,8 +226,8 @@ def step_line(step: dict[str, Any], steps: int) -> str:
             + (" (cut short)" if step.get("partial") else ""))
 
 
-def _latency(sample: dict[str, Any]) -> tuple[bool, float | None]:
-    return (True, sample["latencyMs"]) if sample["ok"] else (False, None)
+def _latency(request: CellRecord) -> tuple[bool, float | None]:
+    return (True, request.duration_ms) if request.outcome == "passed" else (False, None)
 
 
 def stress_view(test: Any) -> View:

@@ -1,7 +1,14 @@
-"""What a finished stress test stores: the figures of the whole test (:func:`summarize`), its
-settings (:func:`record_config`, the base URL without credentials) and the
+"""What a stress test records: each request as the one recorded cell (:func:`sample_cell`), and,
+once finished, the figures of the whole test (:func:`summarize`), its settings
+(:func:`record_config`, the base URL without credentials) and the
 :class:`~harness.results.records.StressRecord` for ``ResultsClient.post_stress``
 (:func:`build_record`).
+
+A request is a :class:`~harness.cells.CellRecord` named ``STEP#N`` (the step's label, the
+request's place in it), in the category of its step: ``passed`` when it was answered, else
+``timeout`` or ``error`` (``error_kind`` its failure class); its duration is its latency, and its
+line the sample the load figures are computed from (:mod:`worker.analysis.stress`). A load test
+has no resume, so no request is retryable, and it stores the curve, not its requests.
 
 :func:`summarize` is ``summarize_run`` of :mod:`worker.analysis.stress` plus what the profile
 asks for: the rate-limit onset (``rate-limit``), the baseline/spike/after phases (``spike``,
@@ -16,6 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from harness._util.clock import now_iso
+from harness.cells import CellRecord
 from harness.results.records import StressRecord, new_stress_id
 from harness.stress.plan import TIMED_PROFILES, StressOptions
 from worker.analysis import stress as analysis
@@ -50,6 +58,16 @@ def summarize(profile: str, steps: list[dict[str, Any]], samples: list[dict[str,
             "after": analysis.phase_figures(samples, after),
         }
     return summary
+
+
+def sample_cell(sample: dict[str, Any], step: str, index: int) -> CellRecord:
+    """The request ``sample`` (the ``index``-th of the step labelled ``step``) as a recorded cell
+    (module docstring)."""
+    error = sample.get("error")
+    outcome = "passed" if sample.get("ok") else "timeout" if error == "timeout" else "error"
+    return CellRecord((step, index), f"{step}#{index}", step, outcome, "ok" if sample.get("ok") else error, False,
+                      None, sample.get("latencyMs"), sample.get("ttftMs"), sample.get("inputTokens") or 0,
+                      sample.get("outputTokens") or 0, sample.get("costUsd"), error, None, sample)
 
 
 def _redacted_url(url: str | None) -> str | None:

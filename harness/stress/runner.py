@@ -34,7 +34,7 @@ from harness.models.providers.failures import UNREACHABLE
 from harness.models.providers.failures import error_class as failure_class
 from harness.results.records import StressRecord
 from harness.stress.plan import StepPlan, StressError, StressOptions, build_prompt, plan_steps
-from harness.stress.record import build_record, record_config
+from harness.stress.record import build_record, record_config, sample_cell
 from worker.analysis import stress as analysis
 
 log = logging.getLogger(__name__)
@@ -238,7 +238,8 @@ class StressTest:
         state.last_end = end
         state.samples.append(sample)
         self.samples.append(sample)
-        self._emit(Event("sample", key=state.plan.label, result=sample))
+        self._emit(Event("sample", key=state.plan.label,
+                         result=sample_cell(sample, state.plan.label, len(state.samples) - 1)))
         self._maybe_finish(state)
         self._wake()
 
