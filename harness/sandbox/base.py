@@ -32,7 +32,7 @@ from typing import Any
 from harness._util.ownership import MARKER_VAR
 from harness.sandbox.identity import resolve_identity
 from harness.sandbox.limits import Cgroup, LimitEnforcement, Limits
-from harness.sandbox.output import CommandResult, supervise
+from harness.sandbox.output import CommandResult, feed_stdin, reap, supervise
 
 CONTAINER_KINDS = ("podman", "docker")
 KINDS = ("bwrap", "none", *CONTAINER_KINDS)
@@ -248,20 +248,13 @@ class Sandbox(ABC):
         with self._cond:
             self._running[proc.pid] = cgroup
         try:
-            if stdin_data is not None:
-                try:
-                    proc.stdin.write(stdin_data)
-                except BrokenPipeError:
-                    pass
-                proc.stdin.close()
+            feed_stdin(proc, stdin_data)
             outcome = supervise(proc, start + timeout, cap, kill=lambda: self._after(proc.pid, cgroup),
                                 should_stop=lambda: self._closed)
         finally:
             # Whatever happened, nothing the command started outlives it.
             self._after(proc.pid, cgroup)
-            proc.wait()
-            for stream in (proc.stdout, proc.stderr):
-                stream.close()
+            reap(proc)
             with self._cond:
                 self._running.pop(proc.pid, None)
         # close() may have killed the command before the supervisor noticed it was asked to.

@@ -90,7 +90,7 @@ from harness.sandbox.bwrap import (
 )
 from harness.sandbox.images import ContainerImage, ImageError, host_runtime_image
 from harness.sandbox.limits import Cgroup
-from harness.sandbox.output import CommandResult, supervise
+from harness.sandbox.output import CommandResult, feed_stdin, reap, supervise
 
 LABEL = "org.zebench.sandbox"
 NAME_PREFIX = "zebench-p"
@@ -975,19 +975,12 @@ class ContainerSandbox(Sandbox):
             started.clients[proc.pid] = proc
         client = proc if process_file is None else _RuncClient(proc, process_file.with_suffix(".pid"))
         try:
-            if stdin_data is not None:
-                try:
-                    proc.stdin.write(stdin_data)
-                except BrokenPipeError:
-                    pass
-                proc.stdin.close()
+            feed_stdin(proc, stdin_data)
             outcome = supervise(client, start + timeout, cap, kill=lambda: self._after(proc.pid, None),
                                 should_stop=lambda: self._closed)
         finally:
             self._after(proc.pid, None)
-            proc.wait()
-            for stream in (proc.stdout, proc.stderr):
-                stream.close()
+            reap(proc)
             with self._cond:
                 self._running.pop(proc.pid, None)
                 started.markers.pop(proc.pid, None)

@@ -101,6 +101,26 @@ EXIT_GRACE_S = 0.2
 DRAIN_S = 1.0
 
 
+def feed_stdin(proc: subprocess.Popen, data: bytes | None) -> None:
+    """Write ``data`` to ``proc``'s stdin and close it (nothing when None); a command that exits
+    without reading it all is no error."""
+    if data is None:
+        return
+    try:
+        proc.stdin.write(data)  # type: ignore[union-attr]
+    except BrokenPipeError:
+        pass
+    proc.stdin.close()  # type: ignore[union-attr]
+
+
+def reap(proc: subprocess.Popen) -> None:
+    """Wait for ``proc`` (already killed or exited) and close its output pipes."""
+    proc.wait()
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+
+
 def supervise(proc: subprocess.Popen, deadline: float, output_cap: int, kill: Callable[[], None],
               should_stop: Callable[[], bool] | None = None) -> Supervised:
     """Read ``proc``'s output until it is over, and say how it ended.
