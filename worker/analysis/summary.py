@@ -123,20 +123,13 @@ class Measured(Protocol):
     """What :func:`summarize` reads of a cell: a :class:`Figures`, or any record with the same
     attributes (the harness's recorded cell is one, read as it is)."""
 
-    @property
-    def outcome(self) -> str: ...
-    @property
-    def duration_ms(self) -> float | None: ...
-    @property
-    def ttft_ms(self) -> float | None: ...
-    @property
-    def tokens_in(self) -> int: ...
-    @property
-    def tokens_out(self) -> int: ...
-    @property
-    def cost_usd(self) -> float | None: ...
-    @property
-    def score(self) -> float | None: ...
+    outcome: str
+    duration_ms: float | None
+    ttft_ms: float | None
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float | None
+    score: float | None
 
 
 def summarize(cells: Iterable[Measured], *, timed: Container[str] = TIMED,
