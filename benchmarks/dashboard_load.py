@@ -530,7 +530,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _measure(args: argparse.Namespace, batches: int, tmp: Path, db: Path, log) -> int:
-    from dashboard_fixture import browser_problem, launch_chromium, start_worker, worker_env
+    from support.dashboard_fixture import browser_problem, launch_chromium, start_worker, worker_env
 
     if db.exists():
         with sqlite3.connect(db) as conn:

@@ -159,9 +159,9 @@ def drill_kill_worker(processes: int, runs: int, tmp: Path) -> dict:
 
 
 def drill_kill_harness(tmp: Path, sandbox: str = "auto") -> dict:
-    from http_stubs import BusyModel, serve
-    from processes import alive
-    from scenario_builders import make_scenario
+    from support.http_stubs import BusyModel, serve
+    from support.processes import alive
+    from support.scenario_builders import make_scenario
 
     make_scenario(tmp / "suites")
     # A second scenario whose runs finish quickly, so some runs are stored before the kill.

@@ -1,6 +1,6 @@
 """Screenshots of every page of the web dashboard, for docs/dashboard.md.
 
-Seeds a store the way the browser tests do (tests/dashboard_fixture.py: real ``bench`` runs
+Seeds a store the way the browser tests do (tests/support/dashboard_fixture.py: real ``bench`` runs
 with the oracle, echo and openai agents, a dataset run, a fleet run and a stress test against
 the loopback mock model server), starts ``worker dev`` over it, opens each page in the
 system's Chromium at 1366x900 (and the overview once as a phone, 390x844), waits for
@@ -29,7 +29,7 @@ for entry in (str(ROOT), str(ROOT / "tests")):
     if entry not in sys.path:
         sys.path.insert(0, entry)
 
-from dashboard_fixture import (  # noqa: E402
+from support.dashboard_fixture import (  # noqa: E402
     PHONE_VIEWPORT,
     READY_TIMEOUT_MS,
     SELECTOR_READY,

@@ -74,7 +74,7 @@ def make_sandbox(tmp_path):
 
 
 # The worker under workerd: one `wrangler dev` for the whole session, whichever modules use it.
-from workerd_fixture import workerd_api  # noqa: E402,F401
+from support.workerd_fixture import workerd_api  # noqa: E402,F401
 
 # The web dashboard in Chromium: one seeded store, `worker dev` and browser for the session.
-from dashboard_fixture import chromium, dashboard, page, phone_page  # noqa: E402,F401
+from support.dashboard_fixture import chromium, dashboard, page, phone_page  # noqa: E402,F401

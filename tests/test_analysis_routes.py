@@ -9,7 +9,7 @@ import random
 from click.testing import CliRunner
 
 from harness.cli.bench import main as bench
-from scenario_builders import make_scenario, use_local_store
+from support.scenario_builders import make_scenario, use_local_store
 from support.worker import api, local, run_body, uid  # noqa: F401 - fixtures
 
 PARTS = {"scenario": "s1", "prompt": "p", "tools": "t", "agent": "a", "model": "m", "specialist": "none",

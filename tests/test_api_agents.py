@@ -17,7 +17,7 @@ import respx
 from harness.agents import create_agent
 from harness.agents.api import DEFAULT_SYSTEM_PROMPT, compose_system_prompt
 from harness.agents.base import AgentContext, Budgets
-from mock_models import MockModel
+from support.mock_models import MockModel
 
 ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"
 OPENAI_URL = "https://api.openai.com/v1/chat/completions"

@@ -23,7 +23,7 @@ from harness.models.providers.registry import parse_target
 from harness.results.records import RunRecord
 from harness.scenarios import plan as scenario_plan
 from harness.scenarios.plan import AgentChoice, Cell, build_plan, reconcile, select_scenarios
-from scenario_builders import make_scenario
+from support.scenario_builders import make_scenario
 from support.datasets import (  # noqa: F401 - env (autouse) and mock_server are fixtures
     ANSWERS,
     env,

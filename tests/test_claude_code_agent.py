@@ -15,7 +15,7 @@ from harness.agents.base import AgentContext, Budgets
 from harness.agents.installed import PLACEHOLDER_KEY
 from harness.agents.installed.claude_code import parse_cli_output
 from harness.sandbox import SandboxSpec, open_sandbox
-from processes import gone as _gone
+from support.processes import gone as _gone
 
 # The real CLI's stream-json shape: an init line, assistant/user messages, a final result.
 FAKE_CLAUDE = r'''#!{python}

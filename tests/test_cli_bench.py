@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.bench import main
-from scenario_builders import make_scenario, use_local_store
+from support.scenario_builders import make_scenario, use_local_store
 
 YAML = """\
 id: add-one

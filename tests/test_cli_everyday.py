@@ -40,7 +40,7 @@ import pytest  # noqa: E402
 
 from harness.results import open_client  # noqa: E402
 from harness.results.records import EvaluationRecord, RunRecord  # noqa: E402
-from scenario_builders import use_local_store  # noqa: E402
+from support.scenario_builders import use_local_store  # noqa: E402
 
 
 @pytest.fixture

@@ -33,7 +33,7 @@ from harness.sandbox.images import ImageError, build_image, context_hash
 from harness.scenarios.loading import load_scenario, resolve_prompt
 from harness.scenarios.model import ScenarioError
 from harness.testing.results import MemoryResults
-from scenario_builders import make_scenario
+from support.scenario_builders import make_scenario
 from support.containers import static_busybox
 
 pytestmark = pytest.mark.integration
@@ -416,7 +416,7 @@ def test_item1_no_build_cache_reaches_the_image_build(tmp_path, monkeypatch):
 
     from harness.scenarios import runner
     from harness.cli.bench import main
-    from scenario_builders import make_scenario
+    from support.scenario_builders import make_scenario
 
     make_scenario(tmp_path / "suites", yaml_text="id: x\nsandbox:\n  image: env\nvalidation:\n  commands:\n    test: 'true'\n",
                   extra={"env/Containerfile": "FROM scratch\n"})

@@ -1,7 +1,7 @@
 """The dashboard's analysis pages in Chromium: leaderboard, regressions, costs, datasets, fleets
 and stress tests.
 
-The pages are read over the store of ``tests/dashboard_fixture.py`` (real ``bench`` runs: two
+The pages are read over the store of ``tests/support/dashboard_fixture.py`` (real ``bench`` runs: two
 scenario batches, a dataset run and a fleet run against the loopback mock model, a stress test).
 What each page shows is checked against what the API answers for the same filters, so the
 tests follow the data rather than restate it. Empty states are read from a second
@@ -22,7 +22,7 @@ from urllib.parse import parse_qs, urlparse
 import httpx
 import pytest
 
-from dashboard_fixture import Dashboard, goto, run_bench, start_worker
+from support.dashboard_fixture import Dashboard, goto, run_bench, start_worker
 from harness.testing.mock_model import MockConfig, MockServer
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from dashboard_fixture import DATASET_CASES, FLEET_CASES, MOCK_MODEL, ProblemLog
+from support.dashboard_fixture import DATASET_CASES, FLEET_CASES, MOCK_MODEL, ProblemLog
 
 
 def get(dashboard, path: str, **params):

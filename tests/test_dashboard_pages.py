@@ -1,6 +1,6 @@
 """The dashboard's overview, batches, batch, run and compare pages in Chromium.
 
-The pages are read over the store of ``tests/dashboard_fixture.py`` (real ``bench`` runs). Runs
+The pages are read over the store of ``tests/support/dashboard_fixture.py`` (real ``bench`` runs). Runs
 whose agent made tool calls, a long transcript and a stored diff come from a copy of that store
 to which :func:`add_agent_runs` posts three runs through the harness's results client, served
 by a second ``worker dev``: the shared store stays as the other page tests expect it.
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from dashboard_fixture import Dashboard, goto, start_worker
+from support.dashboard_fixture import Dashboard, goto, start_worker
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

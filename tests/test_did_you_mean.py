@@ -16,7 +16,7 @@ from harness.cli.bench import main
 from harness.scenarios.loading import load_scenario
 from harness.scenarios.model import ScenarioError
 from harness._util.suggest import did_you_mean
-from scenario_builders import make_scenario, use_local_store
+from support.scenario_builders import make_scenario, use_local_store
 
 TOP_LEVEL_TYPO = """\
 id: add-one
@@ -178,7 +178,7 @@ def test_item6_a_dry_run_refuses_an_agent_that_does_not_exist(tmp_path, monkeypa
     from click.testing import CliRunner
 
     from harness.cli.bench import main
-    from scenario_builders import make_scenario
+    from support.scenario_builders import make_scenario
 
     make_scenario(tmp_path / "suites")
     monkeypatch.setenv("ZE_BENCHMARKS_SUITES_DIR", str(tmp_path / "suites"))

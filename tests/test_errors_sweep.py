@@ -18,8 +18,8 @@ from click.testing import CliRunner
 
 from harness.cli.bench import main as bench_main
 from harness.cli.mint import main as mint_main
-from http_stubs import AnythingGoes, serve
-from scenario_builders import make_scenario
+from support.http_stubs import AnythingGoes, serve
+from support.scenario_builders import make_scenario
 from worker.cli import main as worker_main
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "errors.md"

@@ -16,7 +16,7 @@ from harness.grading.copy import GradingSession
 from harness.sandbox import resolve_mode
 from harness.scenarios.loading import load_scenario
 from harness.scenarios.workspace import create_workspace, overlay
-from scenario_builders import FIXED, make_scenario, write_tree
+from support.scenario_builders import FIXED, make_scenario, write_tree
 
 _SESSIONS: list[GradingSession] = []
 

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from harness.cli.bench import main
 from harness.results import open_client
 from harness.results.records import EvaluationRecord, RunRecord, Telemetry
-from scenario_builders import make_scenario
+from support.scenario_builders import make_scenario
 
 
 

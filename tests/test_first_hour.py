@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.bench import main
-from scenario_builders import make_scenario
+from support.scenario_builders import make_scenario
 
 
 def bench(*args: str):

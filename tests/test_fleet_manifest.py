@@ -18,7 +18,7 @@ from harness.fleet import ManifestError, load_manifest, plan_fleet
 from harness.fleet.planning import estimate
 from harness.fleet.manifest import DATASET_PLACES, agent_for, find_dataset, parse_manifest, run_id_for
 from harness.models.providers.registry import parse_target
-from scenario_builders import git_repository, make_scenario
+from support.scenario_builders import git_repository, make_scenario
 
 BENCH = os.path.join(os.path.dirname(sys.executable), "bench")
 

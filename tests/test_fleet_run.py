@@ -21,7 +21,7 @@ import yaml
 
 from harness import fleet
 from harness.fleet.metrics import SUMMARY_METRICS
-from scenario_builders import git_repository, make_scenario
+from support.scenario_builders import git_repository, make_scenario
 from support.datasets import env, mock_server
 from support.fleets import dataset, make_repos, manifest_doc, mock, run_fleet
 

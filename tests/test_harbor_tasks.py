@@ -142,7 +142,7 @@ def test_item2_task_suites_are_discovered_by_name_by_path_and_beside_native_suit
     (own,) = discover_suites(SHIPPED)  # a task suite is its own suites directory
     assert own.path == SHIPPED
     # Beside a suite of this project's format: both are listed, by name.
-    from scenario_builders import make_scenario
+    from support.scenario_builders import make_scenario
 
     make_scenario(tmp_path / "suites")
     make_task(tmp_path / "suites" / "tb")

@@ -24,7 +24,7 @@ from harness.reports.compare import render_compare_report, scenario_intervals
 from harness.reports.fleet import render_executive_report
 from harness.results import open_client
 from harness.results.records import BatchRecord, RunRecord
-from scenario_builders import make_scenario, use_local_store
+from support.scenario_builders import make_scenario, use_local_store
 from support.datasets import mock_server
 from support.fleets import make_repos, manifest_doc, mock, run_fleet
 from support.reports import NS, check_svg, external_references, parse, svg_text, svgs

@@ -17,7 +17,7 @@ from harness.models.providers.types import ChatRequest, Message
 from harness.scenarios.runner import config_hash
 from harness.scenarios.loading import load_scenario, resolve_prompt
 from harness.scenarios.model import JudgeConfig
-from scenario_builders import make_scenario
+from support.scenario_builders import make_scenario
 
 
 @pytest.fixture

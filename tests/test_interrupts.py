@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from harness.results import open_client
-from http_stubs import BusyModel, serve
-from processes import alive, gone
-from scenario_builders import make_scenario
+from support.http_stubs import BusyModel, serve
+from support.processes import alive, gone
+from support.scenario_builders import make_scenario
 
 BENCH = [os.path.join(os.path.dirname(sys.executable), "bench")]
 

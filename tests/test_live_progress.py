@@ -32,12 +32,12 @@ from harness.results import open_client
 from harness.results.transport import TransportResponse, TransportUnavailable
 from harness.scenarios.runner import RunOptions, run_batch
 from harness.scenarios.loading import load_scenario, resolve_prompt
-from processes import interruptible
-from scenario_builders import make_scenario, use_local_store
+from support.processes import interruptible
+from support.scenario_builders import make_scenario, use_local_store
 from support.datasets import env, mock_server
 from support.fleets import ANSWERS, dataset, make_repos, manifest_doc
 from support.worker import CoreApi, FakeD1, run_body, uid
-from workerd_fixture import KEY
+from support.workerd_fixture import KEY
 from worker.app import WorkerApp
 from worker.config import DEV_API_KEY, WorkerConfig
 from worker.d1_backend import D1Storage
@@ -385,7 +385,7 @@ def test_item9_reports_beat_while_idle_and_a_burst_of_changes_is_one_report():
 # --------------------------------------------------------------------------- the dashboard
 
 def test_item9_the_batch_page_follows_a_batch_being_written(tmp_path):
-    from dashboard_fixture import ProblemLog, browser_problem, goto, launch_chromium, start_worker
+    from support.dashboard_fixture import ProblemLog, browser_problem, goto, launch_chromium, start_worker
 
     problem = browser_problem()
     if problem is not None:

@@ -211,7 +211,7 @@ llm_judge:
 @respx.mock
 def test_judged_run_stores_the_judge_score_and_its_tokens_apart_from_the_agent(tmp_path, monkeypatch):
     from harness.testing.results import MemoryResults
-    from scenario_builders import make_scenario
+    from support.scenario_builders import make_scenario
 
     from harness.scenarios.runner import RunOptions, run_batch
     from harness.scenarios.loading import load_scenario, resolve_prompt
@@ -249,7 +249,7 @@ def test_item1_a_local_base_url_never_sends_the_agents_code_to_a_judge_host_nobo
     from harness.grading.evaluators.llm_judge import JudgeChoice
     from harness.scenarios.runner import RunOptions, run_batch
     from harness.scenarios.loading import load_scenario, resolve_prompt
-    from mock_models import MockModel
+    from support.mock_models import MockModel
 
     repo = Path(__file__).resolve().parents[1]
     shutil.copytree(repo / "suites" / "py-bugs", tmp_path / "suites" / "py-bugs")

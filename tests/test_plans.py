@@ -29,7 +29,7 @@ from harness.scenarios.plan import (
     select_scenarios,
 )
 from harness.results.records import RunRecord
-from scenario_builders import make_scenario, use_local_store
+from support.scenario_builders import make_scenario, use_local_store
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = os.path.join(os.path.dirname(sys.executable), "bench")

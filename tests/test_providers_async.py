@@ -15,7 +15,7 @@ import pytest
 import respx
 
 from harness.models.providers import ChatRequest, Message, ProviderError, ResponseCache, RetryPolicy, get_provider
-from http_stubs import serve
+from support.http_stubs import serve
 from support.providers import ANTHROPIC_URL, OPENAI_URL, READ_TOOL, anthropic_body, openai_body, request
 
 

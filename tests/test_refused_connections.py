@@ -280,7 +280,7 @@ def test_item6_stress_with_answers_is_unchanged(stub):
 
 @pytest.fixture
 def local_store(tmp_path, monkeypatch):
-    from scenario_builders import use_local_store
+    from support.scenario_builders import use_local_store
 
     use_local_store(monkeypatch, tmp_path)
     return tmp_path

@@ -20,7 +20,7 @@ from harness.results.transport import TransportResponse, TransportUnavailable
 from harness.results.worker_client import BULK_PATH
 from support.results import make_run
 from support.worker import api, local, local_api, run_body, uid  # noqa: F401 - api, local: fixtures
-from workerd_fixture import KEY
+from support.workerd_fixture import KEY
 from worker import store as worker_store
 from worker.config import MAX_BULK_RUNS
 from worker.storage import Statement, StorageError

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks import results_drills
-from workerd_fixture import KEY as WORKERD_KEY
+from support.workerd_fixture import KEY as WORKERD_KEY
 
 
 @pytest.mark.integration

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from harness.cli.bench import main
 from harness.results import Spool, open_client
-from http_stubs import AnythingGoes, serve
-from scenario_builders import make_scenario
+from support.http_stubs import AnythingGoes, serve
+from support.scenario_builders import make_scenario
 from worker.config import WorkerConfig
 from worker.devserver import make_server
 

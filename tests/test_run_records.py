@@ -18,8 +18,8 @@ from harness.scenarios.runner import RunOptions, classify, run_batch
 from harness.scenarios.loading import load_scenario, resolve_prompt
 from harness.grading.scoring import score_run
 from harness.testing.results import MemoryResults
-from mock_models import MockModel
-from scenario_builders import FIXED, make_scenario, use_local_store
+from support.mock_models import MockModel
+from support.scenario_builders import FIXED, make_scenario, use_local_store
 from support.scenarios import ADD_ONE_YAML
 
 ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"

@@ -13,7 +13,7 @@ from harness.scenarios.runner import RunOptions, config_hash, run_batch
 from harness.scenarios.loading import load_scenario, resolve_prompt
 from harness.scenarios.workspace import WorkspaceError
 from harness.testing.results import MemoryResults
-from scenario_builders import FIXED, make_scenario
+from support.scenario_builders import FIXED, make_scenario
 from support.scenarios import ADD_ONE_YAML
 
 

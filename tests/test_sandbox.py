@@ -13,8 +13,8 @@ import pytest
 from harness.sandbox import Limits, SandboxClosed, SandboxSpec, SandboxUnavailable, open_sandbox, resolve_mode
 from harness.sandbox.limits import cgroup_support
 from harness.tools import Toolset
-from processes import alive as _alive
-from processes import gone as _gone
+from support.processes import alive as _alive
+from support.processes import gone as _gone
 
 
 @pytest.fixture

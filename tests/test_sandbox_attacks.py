@@ -39,9 +39,9 @@ from harness.results import open_client
 from harness.scenarios.runner import RunOptions, run_batch
 from harness.scenarios.loading import load_scenario, resolve_prompt
 from harness.tools import Toolset
-from mock_models import MockModel
-from processes import alive as _alive
-from processes import gone as _gone
+from support.mock_models import MockModel
+from support.processes import alive as _alive
+from support.processes import gone as _gone
 from support.sockets import accept_in_background
 
 pytestmark = pytest.mark.integration  # the whole pipeline, real sandboxes: run in CI, skippable with -m

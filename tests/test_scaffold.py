@@ -28,7 +28,7 @@ from harness.scaffold import (
 )
 from harness.scenarios.loading import available_tiers, load_scenario
 from harness.scenarios.model import ScenarioError
-from scenario_builders import BUGGY, FIXED, TEST, make_scenario, use_local_store
+from support.scenario_builders import BUGGY, FIXED, TEST, make_scenario, use_local_store
 
 SOUND_YAML = """\
 id: add-one

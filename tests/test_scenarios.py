@@ -14,7 +14,7 @@ from harness.scenarios.loading import (
     resolve_prompt,
 )
 from harness.scenarios.model import ScenarioError
-from scenario_builders import PYTEST, make_scenario
+from support.scenario_builders import PYTEST, make_scenario
 
 ORIGINAL_STYLE_YAML = """\
 id: nx-pnpm-monorepo

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from harness.scripted import ScriptedServer, ScriptError, load_script, parse_script
-from processes import interruptible
+from support.processes import interruptible
 
 REPO = Path(__file__).resolve().parents[1]
 WRITE_TOOL = {"name": "write_file", "description": "Write a file",

@@ -495,7 +495,7 @@ def test_a_stress_test_is_stored_listed_shown_and_reposted_idempotently(stub, tm
 
 @pytest.fixture
 def local_store(tmp_path, monkeypatch):
-    from scenario_builders import use_local_store
+    from support.scenario_builders import use_local_store
 
     use_local_store(monkeypatch, tmp_path)
     return tmp_path

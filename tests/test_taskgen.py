@@ -16,7 +16,7 @@ from harness.sandbox import resolve_mode
 from harness.taskgen import KINDS, all_mutants, in_order
 from harness.taskgen.generate import screen
 from harness.taskgen.testrun import Runner, find_modules, find_tests
-from scenario_builders import use_local_store
+from support.scenario_builders import use_local_store
 
 CORE = '''\
 """Small helpers."""

@@ -1,7 +1,7 @@
-"""The test suite's own layout: what tests share lives in ``tests/support/`` (or the helper
-modules beside the tests), so no test module imports another test module, and nothing reaches
-for a module by changing ``sys.path`` (pytest's ``pythonpath`` setting puts ``tests/`` and the
-repository root there). Checked on the syntax trees of the files, including the Python that
+"""The test suite's own layout: what tests share lives in ``tests/support/`` (``tests/`` itself
+holds only test modules and ``conftest.py``), no test module imports another test module, and
+nothing reaches for a module by changing ``sys.path`` (pytest's ``pythonpath`` setting puts
+``tests/`` and the repository root there). Checked on the syntax trees of the files, including the Python that
 tests write into strings for the processes they start."""
 
 from __future__ import annotations
@@ -53,6 +53,11 @@ def test_no_test_file_imports_a_test_module_or_changes_sys_path():
     assert TESTS / "test_test_layout.py" in files and TESTS / "support" / "__init__.py" in files
     problems = [p for f in files for p in layout_problems(f.read_text("utf-8"), str(f.relative_to(TESTS)))]
     assert problems == []
+
+
+def test_what_tests_share_lives_in_support_only():
+    beside = sorted(p.name for p in TESTS.glob("*.py") if not p.name.startswith("test_") and p.name != "conftest.py")
+    assert beside == [], f"move {', '.join(beside)} to tests/support/"
 
 
 def test_the_layout_check_finds_each_kind_of_problem():

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from harness.cli.bench import main
 from harness.cli.view_cmd import page_path, probe
-from processes import interruptible
+from support.processes import interruptible
 from worker.config import WorkerConfig
 from worker.devserver import make_server
 

@@ -25,7 +25,7 @@ from worker.sqlite_backend import SQLiteStorage
 from worker.migrate import apply_migrations
 
 from support.worker import CoreApi, FakeD1, FakeD1Error, api, local, run_body, uid  # noqa: F401 - api, local: fixtures
-from workerd_fixture import KEY, ORIGIN
+from support.workerd_fixture import KEY, ORIGIN
 
 
 # ------------------------------------------------------------------------------- the tests

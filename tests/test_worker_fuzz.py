@@ -16,7 +16,7 @@ import threading
 
 import pytest
 
-from workerd_fixture import KEY as WORKERD_KEY
+from support.workerd_fixture import KEY as WORKERD_KEY
 from worker.config import WorkerConfig
 from worker.devserver import make_server
 

@@ -8,7 +8,7 @@ import subprocess
 
 from harness.scenarios.loading import load_scenario
 from harness.scenarios.workspace import compute_diff, copy_tree, create_workspace, overlay
-from scenario_builders import make_scenario, write_tree
+from support.scenario_builders import make_scenario, write_tree
 
 
 def _snapshot(root):

@@ -18,7 +18,7 @@ from harness.datasets.planning import DatasetRunOptions
 from harness.results_log import read_results
 from harness.models.providers.registry import parse_target
 from harness.testing.mock_model import MockConfig, ThreadedMock
-from scenario_builders import use_local_store
+from support.scenario_builders import use_local_store
 from support.providers import KEY_VARS
 
 BENCH = os.path.join(os.path.dirname(sys.executable), "bench")

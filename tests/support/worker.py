@@ -24,7 +24,7 @@ from worker.d1_backend import D1Storage
 from worker.messages import Request
 from worker.migrate import MIGRATIONS_DIR, apply_migrations, migration_files, split_statements
 from worker.sqlite_backend import SQLiteStorage
-from workerd_fixture import KEY, ORIGIN, Resp
+from support.workerd_fixture import KEY, ORIGIN, Resp
 
 
 # ------------------------------------------------------------------------------- fake D1

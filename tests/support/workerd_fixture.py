@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 KEY = "test-key-123"
 ORIGIN = "https://dash.example.org"
 WRANGLER = REPO / ".wrangler" / "cli" / "node_modules" / ".bin" / "wrangler"

@@ -43,7 +43,7 @@ import pytest
 
 from harness.testing.mock_model import MockConfig, ThreadedMock
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 BIN = Path(sys.executable).parent
 BENCH = str(BIN / "bench")
