@@ -37,7 +37,7 @@ def dataset_cell(line: dict[str, Any]) -> CellRecord:
     """The cell a line records (a ``KeyError`` when it names no test id, target or repeat)."""
     status = line.get("status")
     get = line.get
-    return CellRecord(cell_key(line), f"{line['test_id']}#{line['repeat']}", category_of(line),
-                status if status in ("passed", "failed", "ungraded") else "error", status, status == "error",
-                get("score"), get("duration_ms"), get("ttft_ms"), get("tokens_in") or 0, get("tokens_out") or 0,
-                get("cost_usd"), get("error_kind"), get("run_id"), line)
+    return CellRecord.of(cell_key(line), f"{line['test_id']}#{line['repeat']}", category_of(line),
+                         status if status in ("passed", "failed", "ungraded") else "error", status, status == "error",
+                         get("score"), get("duration_ms"), get("ttft_ms"), get("tokens_in") or 0,
+                         get("tokens_out") or 0, get("cost_usd"), get("error_kind"), get("run_id"), line)

@@ -9,8 +9,9 @@ the run id, its status and success, score, failure class, duration, tokens, cost
 model; with ``save_responses``, the agent's last text answer and the evaluations too.
 :func:`scenario_cell` reads a line: keyed by (scenario, tier asked, iteration), named
 ``scenario#tier#iteration`` among the cell's tests, in the category of its suite; its outcome
-is ``passed`` when the run succeeded, else ``timeout``, ``error`` or ``failed`` by its status;
-a run stored as ``error`` is retryable.
+(:func:`run_outcome`, also that of a run read from the store) is ``passed`` when the run
+succeeded, else ``timeout``, ``error`` or ``failed`` by its status; a run stored as ``error``
+is retryable.
 """
 
 from __future__ import annotations
@@ -25,6 +26,14 @@ from harness.results.records import RunRecord
 def _last_answer(record: RunRecord) -> str | None:
     return next((m.get("content") for m in reversed(record.transcript or [])
                  if isinstance(m, dict) and m.get("role") == "assistant" and isinstance(m.get("content"), str)), None)
+
+
+def run_outcome(successful: bool, status: str | None) -> str:
+    """A scenario run's outcome among the summary's: ``passed`` when it succeeded, else
+    ``timeout`` or ``error`` by its status, else ``failed``."""
+    if successful:
+        return "passed"
+    return status if status in ("timeout", "error") else "failed"
 
 
 def scenario_line(record: RunRecord, *, iteration: int, tier_asked: str, save_responses: bool) -> dict[str, Any]:
@@ -50,14 +59,9 @@ def scenario_line(record: RunRecord, *, iteration: int, tier_asked: str, save_re
 def scenario_cell(line: dict[str, Any]) -> CellRecord:
     """The cell a line records (a ``KeyError`` when it names no scenario, tier asked or iteration)."""
     status = line.get("status")
-    if line.get("is_successful"):
-        outcome = "passed"
-    elif status in ("timeout", "error"):
-        outcome = status
-    else:
-        outcome = "failed"
+    outcome = run_outcome(bool(line.get("is_successful")), status)
     get = line.get
     scenario, tier, iteration = line["scenario"], line["tier_asked"], line["iteration"]
-    return CellRecord.of((scenario, tier, iteration), f"{scenario}#{tier}#{iteration}", get("suite") or "", outcome,
-                      status, status == "error", get("score"), get("duration_ms"), None, get("tokens_in") or 0,
-                      get("tokens_out") or 0, get("cost_usd"), None, get("run_id"), line)
+    return CellRecord.of((scenario, tier, iteration), f"{scenario}#{tier}#{iteration}", get("suite") or "",
+                         outcome, status, status == "error", get("score"), get("duration_ms"), None,
+                         get("tokens_in") or 0, get("tokens_out") or 0, get("cost_usd"), None, get("run_id"), line)

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from harness import __version__ as HARNESS_VERSION
 from harness._util.globs import walk_files
 from harness.cells import CellRecord, Recorded, decide
+from harness.scenarios.lines import run_outcome
 from harness.scenarios.loading import discover_suites, load_scenario, resolve_prompt
 from harness.scenarios.model import Scenario, ScenarioError, TierPrompt
 from harness.scenarios.workspace import ALWAYS_EXCLUDED
@@ -357,8 +358,8 @@ def check_unchanged(plan: Plan, stored: Iterable[RunRecord], force: bool = False
 
 def stored_cell(run: RunRecord) -> CellRecord | None:
     """The cell a stored run records (:class:`harness.cells.CellRecord`): keyed and named like
-    :attr:`Cell.key`, in the category of its suite; its outcome is ``passed`` when the run
-    succeeded, else ``timeout``, ``error`` or ``failed`` by its status; retryable when it is an
+    :attr:`Cell.key`, in the category of its suite, its outcome by
+    :func:`~harness.scenarios.lines.run_outcome`; retryable when it is an
     ``error`` of a class in ``RETRYABLE_CLASSES``. None for a run that names no cell (no
     ``cellGroup`` or ``iteration``)."""
     group = (run.metadata or {}).get("cellGroup")
@@ -367,14 +368,14 @@ def stored_cell(run: RunRecord) -> CellRecord | None:
         return None
     key = f"{group}#{iteration}"
     status = run.status
-    outcome = "passed" if run.is_successful else status if status in ("timeout", "error") else "failed"
+    outcome = run_outcome(bool(run.is_successful), status)
     telemetry = run.telemetry
     return CellRecord.of(key, key, run.suite or "", outcome, status,
-                      status == "error" and run.failure_class in RETRYABLE_CLASSES, run.total_score,
-                      telemetry.duration_ms if telemetry else None, None,
-                      telemetry.tokens_in if telemetry else 0, telemetry.tokens_out if telemetry else 0,
-                      telemetry.cost_usd if telemetry else None, run.failure_class if status == "error" else None,
-                      run.run_id)
+                         status == "error" and run.failure_class in RETRYABLE_CLASSES, run.total_score,
+                         telemetry.duration_ms if telemetry else None, None,
+                         telemetry.tokens_in if telemetry else 0, telemetry.tokens_out if telemetry else 0,
+                         telemetry.cost_usd if telemetry else None, run.failure_class if status == "error" else None,
+                         run.run_id)
 
 
 def recorded(run: RunRecord) -> Recorded | None:

@@ -65,9 +65,9 @@ def sample_cell(sample: dict[str, Any], step: str, index: int) -> CellRecord:
     (module docstring)."""
     error = sample.get("error")
     outcome = "passed" if sample.get("ok") else "timeout" if error == "timeout" else "error"
-    return CellRecord((step, index), f"{step}#{index}", step, outcome, "ok" if sample.get("ok") else error, False,
-                      None, sample.get("latencyMs"), sample.get("ttftMs"), sample.get("inputTokens") or 0,
-                      sample.get("outputTokens") or 0, sample.get("costUsd"), error, None, sample)
+    return CellRecord.of((step, index), f"{step}#{index}", step, outcome, "ok" if sample.get("ok") else error,
+                         False, None, sample.get("latencyMs"), sample.get("ttftMs"), sample.get("inputTokens") or 0,
+                         sample.get("outputTokens") or 0, sample.get("costUsd"), error, None, sample)
 
 
 def _redacted_url(url: str | None) -> str | None:
